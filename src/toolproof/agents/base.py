@@ -1,0 +1,33 @@
+"""The Agent interface: answer one user message, calling tools through the gateway."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from toolproof.gateway import Gateway
+from toolproof.spec.suite import Suite, Task
+from toolproof.transcript import Transcript
+
+
+@dataclass
+class TrialContext:
+    """What an agent may know about its trial. Only baselines look at the task itself."""
+
+    suite: Suite
+    task: Task
+    seed: int
+    transcript: Transcript
+    max_steps: int
+
+
+class Agent(ABC):
+    """One agent for one trial; it keeps its own memory of the conversation."""
+
+    @abstractmethod
+    async def reply(self, message: str, tools: Gateway) -> str:
+        """Answer the user's message, calling tools as needed; return the text for the user."""
+
+
+AgentFactory = Callable[[TrialContext], Agent]

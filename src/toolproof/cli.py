@@ -1,0 +1,303 @@
+"""The command line: parse, call the API, render. Exit 0 ok, 1 fell short, 2 bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from toolproof import __version__
+from toolproof.errors import SuiteError, ToolproofError, UsageError
+from toolproof.gate import failures, ks_needed, parse_threshold
+from toolproof.metrics.summary import InfraPolicy
+from toolproof.report.json import write_json
+from toolproof.report.terminal import RunProgress, summary_tables
+from toolproof.runner.run import RunRequest, RunStart, run_suite
+from toolproof.spec.loader import load_suite
+from toolproof.store.journal import Store
+from toolproof.store.queries import run_summary
+
+app = typer.Typer(
+    name="toolproof",
+    help="Measure how reliably a tool-using LLM agent behaves in production.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+import_app = typer.Typer(help="Import another harness's results as a run.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+console = Console()
+errors = Console(stderr=True)
+
+StoreOpt = Annotated[
+    str | None, typer.Option("--store", help="SQLAlchemy URL or SQLite file [./toolproof.db].")
+]
+JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the summary as JSON here.")]
+KOpt = Annotated[str | None, typer.Option("--k", help="k values, comma-separated: 1,5,10.")]
+FailUnderOpt = Annotated[
+    list[str] | None,
+    typer.Option("--fail-under", help="METRIC=VALUE; exit 1 when the metric is below it."),
+]
+InfraOpt = Annotated[
+    str,
+    typer.Option(
+        "--infra-errors",
+        help="Count infra errors as failures ('fail') or leave them out ('exclude').",
+    ),
+]
+
+
+def parse_k(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UsageError(f"--k {text!r}: expected positive integers such as 1,5,10") from None
+    if not values or any(v < 1 for v in values):
+        raise UsageError(f"--k {text!r}: expected positive integers such as 1,5,10")
+    return values
+
+
+def parse_infra(text: str) -> InfraPolicy:
+    if text not in ("fail", "exclude"):
+        raise UsageError(f"--infra-errors {text!r}: use 'fail' or 'exclude'")
+    return "fail" if text == "fail" else "exclude"
+
+
+def finish(summary: dict[str, Any], json_path: Path | None, thresholds: list[str] | None) -> None:
+    """Print the tables, write the JSON, apply --fail-under; exit 1 when one fails."""
+    for table in summary_tables(summary):
+        console.print(table)
+    if json_path:
+        write_json(summary, json_path)
+        console.print(f"wrote {json_path}")
+    parsed = [parse_threshold(t) for t in thresholds or []]
+    broken = failures(summary, parsed)
+    for line in broken:
+        console.print(f"[red]fail-under: {line}")
+    if broken:
+        raise typer.Exit(1)
+
+
+def with_threshold_ks(ks: list[int] | None, thresholds: list[str] | None) -> list[int] | None:
+    extra = ks_needed([parse_threshold(t) for t in thresholds or []])
+    if not extra:
+        return ks
+    return sorted(set(ks or []) | set(extra)) if ks else None
+
+
+@app.command()
+def validate(
+    suite: Annotated[Path, typer.Argument(help="Suite folder or its suite.yaml.")],
+    tasks: Annotated[str | None, typer.Option("--tasks", help="Task ids or tags.")] = None,
+) -> None:
+    """Prove a suite sound: gold actions run, the oracle passes every task, null fails all."""
+    from toolproof.runner.validate import validate_suite
+
+    loaded = load_suite(suite)
+    for warning in loaded.warnings:
+        errors.print(f"[yellow]warning:[/] {warning}")
+    checks = asyncio.run(validate_suite(loaded, loaded.select(tasks)))
+    table = Table(
+        title=f"{loaded.name} {loaded.file.version}: {len(checks)} tasks", title_justify="left"
+    )
+    for column in ("task", "gold actions", "oracle", "null", "problems"):
+        table.add_column(column)
+    for check in checks:
+        table.add_row(
+            check.task.id,
+            str(check.gold_actions),
+            "[green]passed" if check.oracle == "passed" else f"[red]{check.oracle}",
+            "[green]failed" if check.null.startswith("failed") else "[red]passed",
+            "; ".join(check.problems),
+        )
+    console.print(table)
+    bad = [c for c in checks if not c.ok]
+    for check in bad:
+        for problem in check.problems:
+            errors.print(
+                f"{check.task.source}:{check.task.line}: task '{check.task.id}': {problem}"
+            )
+    if bad:
+        errors.print(f"[red]{len(bad)} of {len(checks)} tasks are unsound")
+        raise typer.Exit(1)
+    console.print(f"[green]suite '{loaded.name}' is sound: {len(checks)} tasks checked")
+
+
+@app.command()
+def run(
+    suite: Annotated[Path | None, typer.Argument(help="Suite folder or its suite.yaml.")] = None,
+    agent: Annotated[str, typer.Option(help="oracle, null or scripted:FILE.")] = "oracle",
+    trials: Annotated[int | None, typer.Option(min=1, help="Trials per task.")] = None,
+    k: KOpt = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Trials at once.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Suite seed.")] = None,
+    tasks: Annotated[str | None, typer.Option("--tasks", help="Task ids or tags.")] = None,
+    max_steps: Annotated[int | None, typer.Option(min=1, help="Model turns per trial.")] = None,
+    store: StoreOpt = None,
+    json_path: JsonOpt = None,
+    fail_under: FailUnderOpt = None,
+    infra_errors: InfraOpt = "fail",
+    resume: Annotated[str | None, typer.Option(help="Run id to resume.")] = None,
+    fresh: Annotated[bool, typer.Option(help="Start a new run even if one can resume.")] = False,
+) -> None:
+    """Run every task many times and report pass^k; an unfinished same run is resumed."""
+    journal = Store(store)
+    if suite is None:
+        if not resume:
+            raise UsageError("give a SUITE folder, or --resume RUN_ID")
+        suite = Path(journal.run(resume)["config"]["suite_path"])
+    loaded = load_suite(suite)
+    request = RunRequest(
+        agent=agent,
+        trials=trials,
+        k=with_threshold_ks(parse_k(k), fail_under) or None,
+        concurrency=concurrency,
+        seed=seed,
+        tasks=tasks,
+        max_steps=max_steps,
+        infra_errors=parse_infra(infra_errors),
+        suite_path=str(loaded.root),
+    )
+    progress = RunProgress(console)
+
+    def started(start: RunStart) -> None:
+        verb = "resuming" if start.resumed else "run"
+        console.print(f"{verb} [bold]{start.run_id}[/]: {start.done} of {start.total} trials done")
+        progress.start(start.total, start.done)
+
+    try:
+        report = asyncio.run(
+            run_suite(
+                loaded,
+                request,
+                journal,
+                resume=resume,
+                fresh=fresh,
+                on_start=started,
+                on_result=progress.advance,
+            )
+        )
+    except KeyboardInterrupt:
+        progress.stop()
+        errors.print(
+            "[yellow]interrupted: finished trials are stored; run the same command to resume"
+        )
+        raise typer.Exit(130) from None
+    finally:
+        progress.stop()
+    finish(report.summary, json_path, fail_under)
+
+
+@app.command()
+def regrade(
+    run_id: Annotated[str, typer.Argument(help="The run to re-grade.")],
+    suite: Annotated[Path | None, typer.Option(help="Suite folder [the run's own].")] = None,
+    store: StoreOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Re-grade a run's stored transcripts against the suite's current expectations."""
+    from toolproof.runner.regrade import regrade_run
+
+    journal = Store(store)
+    path = suite or Path(journal.run(run_id)["config"]["suite_path"])
+    changed = asyncio.run(regrade_run(load_suite(path), journal, run_id))
+    console.print(f"re-graded run {run_id}: {changed} trial outcomes changed")
+    finish(run_summary(journal, run_id), json_path, None)
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="A run id.")],
+    store: StoreOpt = None,
+    k: KOpt = None,
+    json_path: JsonOpt = None,
+    fail_under: FailUnderOpt = None,
+    infra_errors: Annotated[str | None, typer.Option("--infra-errors")] = None,
+) -> None:
+    """Print a stored run's summary (optionally at other k or another infra policy)."""
+    journal = Store(store)
+    summary = run_summary(
+        journal,
+        run_id,
+        with_threshold_ks(parse_k(k), fail_under),
+        parse_infra(infra_errors) if infra_errors else None,
+    )
+    finish(summary, json_path, fail_under)
+
+
+@app.command()
+def runs(store: StoreOpt = None, limit: int = 20) -> None:
+    """List the newest runs in the store."""
+    table = Table()
+    for column in ("run", "suite", "agent", "status", "trials", "created"):
+        table.add_column(column)
+    for row in Store(store).runs(limit):
+        table.add_row(
+            row["id"],
+            f"{row['suite_name']} {row['suite_version']}",
+            row["agent"],
+            row["status"],
+            str(row["trials"]),
+            row["created_at"],
+        )
+    console.print(table)
+
+
+@app.command()
+def schema(
+    kind: Annotated[str, typer.Argument(help="'suite' or 'task'.")] = "suite",
+) -> None:
+    """Print the JSON Schema of suite.yaml or of a task, for editor completion."""
+    from toolproof.spec.models import SuiteFile, TaskSpec
+
+    if kind not in ("suite", "task"):
+        raise UsageError(f"schema {kind!r}: use 'suite' or 'task'")
+    model = SuiteFile if kind == "suite" else TaskSpec
+    print(json.dumps(model.model_json_schema(), indent=2))
+
+
+@import_app.command("tau-bench")
+def import_taubench(
+    results: Annotated[Path, typer.Argument(help="tau-bench results JSON (.json or .json.gz).")],
+    k: KOpt = None,
+    store: StoreOpt = None,
+    json_path: JsonOpt = None,
+    fail_under: FailUnderOpt = None,
+) -> None:
+    """Import a tau-bench results file as a run and print its metrics."""
+    from toolproof.importers.taubench import import_results
+
+    journal = Store(store)
+    run_id = import_results(results, journal, parse_k(k))
+    console.print(f"imported {results} as run [bold]{run_id}")
+    summary = run_summary(journal, run_id, with_threshold_ks(parse_k(k), fail_under))
+    finish(summary, json_path, fail_under)
+
+
+@app.command()
+def version() -> None:
+    """Print toolproof's version."""
+    print(__version__)
+
+
+def main() -> None:
+    """Entry point: user errors print where and what, exit 2, no traceback."""
+    try:
+        app()
+    except SuiteError as exc:
+        for problem in exc.problems:
+            errors.print(str(problem), markup=False, highlight=False)
+        errors.print(f"[red]{len(exc.problems)} problem(s)")
+        sys.exit(exc.exit_code)
+    except ToolproofError as exc:
+        errors.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(exc.exit_code)

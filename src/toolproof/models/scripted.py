@@ -1,0 +1,99 @@
+"""A scripted model: canned model turns from a file, to drive the agent loop in tests.
+
+File format (YAML):
+
+    latency_s: 0.2            # optional: each turn sleeps this long, like a real model
+    default:                  # turns for any task without its own list
+      - text: "Hello"
+    tasks:
+      cancel-order:
+        - tool_calls: [{name: get_order, arguments: {order_id: W1}}]
+        - tool_calls: [{name: get_order, raw_arguments: "{not json"}]
+        - text: "Your order is cancelled."
+          usage: {input_tokens: 120, output_tokens: 9}
+
+Each turn is one model response; when a task's turns run out the model answers "".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from toolproof.errors import SuiteError
+from toolproof.models.base import Message, ModelClient, ModelResponse, ToolCall, Usage
+from toolproof.spec.yamlload import load_yaml
+from toolproof.tools.base import ToolSchema
+
+
+class ScriptedCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] | None = None
+    raw_arguments: str | None = None
+
+
+class ScriptedTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = ""
+    tool_calls: list[ScriptedCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    latency_s: float = Field(0.0, ge=0)
+    default: list[ScriptedTurn] = Field(default_factory=list)
+    tasks: dict[str, list[ScriptedTurn]] = Field(default_factory=dict)
+
+    def turns_for(self, task_id: str) -> list[ScriptedTurn]:
+        return self.tasks.get(task_id, self.default)
+
+
+def load_script(path: str | Path) -> Script:
+    """Read a script file; problems are located like suite problems."""
+    from toolproof.spec.loader import shown, validation_problems
+
+    file = Path(path)
+    data = load_yaml(file, shown(file))
+    try:
+        return Script.model_validate(data)
+    except ValidationError as exc:
+        raise SuiteError(validation_problems(exc, data, shown(file))) from None
+
+
+class ScriptedModel(ModelClient):
+    """Plays one task's scripted turns in order."""
+
+    def __init__(self, turns: list[ScriptedTurn], latency_s: float = 0.0) -> None:
+        self.name = "scripted"
+        self.turns = iter(turns)
+        self.latency_s = latency_s
+        self._ids = itertools.count(1)
+
+    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        turn = next(self.turns, None) or ScriptedTurn()
+        calls = [
+            ToolCall(
+                id=f"scripted_{next(self._ids)}",
+                name=c.name,
+                arguments=c.arguments if c.raw_arguments is None else None,
+                raw_arguments=c.raw_arguments or "",
+            )
+            for c in turn.tool_calls
+        ]
+        return ModelResponse(
+            message=Message(role="assistant", content=turn.text, tool_calls=calls),
+            usage=turn.usage,
+            latency_s=self.latency_s,
+            stop_reason="tool_calls" if calls else "stop",
+        )

@@ -1,0 +1,16 @@
+"""Running trials: planning, one trial, the local executor, whole runs."""
+
+from toolproof.runner.plan import TrialSpec, derive_seed, plan
+from toolproof.runner.run import RunReport, RunRequest, RunStart, run_suite
+from toolproof.runner.trial import run_trial
+
+__all__ = [
+    "RunReport",
+    "RunRequest",
+    "RunStart",
+    "TrialSpec",
+    "derive_seed",
+    "plan",
+    "run_suite",
+    "run_trial",
+]

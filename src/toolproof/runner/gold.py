@@ -1,0 +1,33 @@
+"""Replaying a task's gold actions on a fresh world: the expected final state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from toolproof.spec.suite import Suite, Task
+from toolproof.tools.base import ToolContext
+from toolproof.world import World
+
+
+@dataclass(frozen=True)
+class GoldReplay:
+    """The hash of the expected final state, and any gold action that failed."""
+
+    hash: str | None
+    errors: list[str] = field(default_factory=list)
+
+
+async def replay_gold(suite: Suite, task: Task, seed: int = 0) -> GoldReplay:
+    """Run the gold actions in order; None hash when the task has none."""
+    actions = task.spec.expect.actions
+    if actions is None:
+        return GoldReplay(hash=None)
+    world = World(suite.start_state(task))
+    context = ToolContext(world=world, seed=seed)
+    errors = []
+    for i, action in enumerate(actions):
+        binding = suite.tools[action.tool]
+        result = await binding.tool.call(dict(action.args), context)
+        if result.is_error:
+            errors.append(f"gold action {i + 1} {action.tool} failed: {result.content}")
+    return GoldReplay(hash=world.hash(), errors=errors)

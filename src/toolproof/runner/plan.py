@@ -1,0 +1,46 @@
+"""Planning a run: one TrialSpec per (variant, task, trial), each with a derived seed."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from toolproof.spec.suite import Task
+
+
+def derive_seed(suite_seed: int, variant: str, task_id: str, trial: int) -> int:
+    """A trial's seed: a hash of (suite seed, variant, task id, trial index), never random."""
+    key = f"{suite_seed}\0{variant}\0{task_id}\0{trial}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One trial to run."""
+
+    task_id: str
+    trial: int
+    seed: int
+    variant: str = ""
+    model: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.variant, self.model, self.task_id, self.trial)
+
+
+def plan(
+    tasks: list[Task], trials: int, suite_seed: int, model: str = "", variant: str = ""
+) -> list[TrialSpec]:
+    """Trials in round-robin order (trial 0 of every task first), so partial runs are even."""
+    return [
+        TrialSpec(
+            task_id=task.id,
+            trial=index,
+            seed=derive_seed(suite_seed, variant, task.id, index),
+            variant=variant,
+            model=model,
+        )
+        for index in range(trials)
+        for task in tasks
+    ]

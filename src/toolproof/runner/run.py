@@ -1,0 +1,189 @@
+"""A whole run: plan, resume what a journal already has, execute, summarize."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolproof import __version__
+from toolproof.agents.registry import resolve_agent
+from toolproof.errors import Problem, SuiteError, UsageError
+from toolproof.metrics.summary import InfraPolicy
+from toolproof.results import TrialResult
+from toolproof.runner.gold import replay_gold
+from toolproof.runner.local import execute
+from toolproof.runner.plan import TrialSpec, plan
+from toolproof.runner.trial import run_trial
+from toolproof.spec.suite import Suite, Task
+from toolproof.store.journal import Store
+from toolproof.store.queries import run_summary
+
+
+@dataclass
+class RunRequest:
+    """What to run; None means the suite's default."""
+
+    agent: str = "oracle"
+    trials: int | None = None
+    k: list[int] | None = None
+    concurrency: int | None = None
+    seed: int | None = None
+    tasks: str | None = None
+    max_steps: int | None = None
+    infra_errors: InfraPolicy = "fail"
+    suite_path: str = ""
+
+
+@dataclass
+class RunStart:
+    """Told to the caller before the first trial: which run, how much is already done."""
+
+    run_id: str
+    total: int
+    done: int
+    resumed: bool
+
+
+@dataclass
+class RunReport:
+    run_id: str
+    ran: int
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def settings(suite: Suite, request: RunRequest) -> dict[str, Any]:
+    """The run's effective settings, checked: a k above the trial count is a usage error."""
+    defaults = suite.file.defaults
+    trials = request.trials or defaults.trials
+    ks = sorted(set(request.k or defaults.k))
+    too_big = [k for k in ks if k > trials]
+    if too_big:
+        raise UsageError(
+            f"k={too_big[0]} needs at least {too_big[0]} trials per task, but --trials is {trials}"
+        )
+    return {
+        "agent": request.agent,
+        "trials": trials,
+        "k": ks,
+        "seed": defaults.seed if request.seed is None else request.seed,
+        "max_steps": request.max_steps or defaults.max_steps,
+        "concurrency": request.concurrency or defaults.concurrency,
+        "infra_errors": request.infra_errors,
+        "tasks": [t.id for t in suite.select(request.tasks)],
+        "suite_path": request.suite_path or str(suite.root),
+    }
+
+
+def fingerprint(suite: Suite, config: dict[str, Any], agent_identity: str) -> str:
+    """Identifies 'the same command': the same suite content, agent and plan."""
+    key = {
+        "suite": suite.content_hash,
+        "agent": agent_identity,
+        **{k: config[k] for k in ("trials", "seed", "max_steps", "tasks")},
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def task_rows(suite: Suite, tasks: list[Task]) -> list[dict[str, Any]]:
+    rows = []
+    for task in tasks:
+        expect = task.spec.expect
+        used = {a.tool for a in expect.actions or []} | {c.tool for c in expect.calls}
+        rows.append(
+            {
+                "task_id": task.id,
+                "task_hash": task.content_hash,
+                "tags": list(task.spec.tags),
+                "tools": {
+                    name: [suite.tools[name].tier, suite.tools[name].weight]
+                    for name in sorted(used)
+                    if name in suite.tools
+                },
+            }
+        )
+    return rows
+
+
+async def expected_hashes(suite: Suite, tasks: list[Task]) -> dict[str, str | None]:
+    """Replay every task's gold actions once; a failing gold action is a suite error."""
+    out: dict[str, str | None] = {}
+    problems: list[Problem] = []
+    for task in tasks:
+        replay = await replay_gold(suite, task)
+        problems.extend(Problem(task.source, task.line, e) for e in replay.errors)
+        out[task.id] = replay.hash
+    if problems:
+        raise SuiteError(problems)
+    return out
+
+
+async def run_suite(
+    suite: Suite,
+    request: RunRequest,
+    store: Store,
+    *,
+    resume: str | None = None,
+    fresh: bool = False,
+    on_start: Callable[[RunStart], None] = lambda _: None,
+    on_result: Callable[[TrialResult], None] = lambda _: None,
+) -> RunReport:
+    """Run (or resume) every trial of the request and return the run's summary."""
+    if resume:
+        stored = store.run(resume)
+        if stored["suite_hash"] != suite.content_hash:
+            raise UsageError(
+                f"run {resume} was made with a different version of suite '{suite.name}'; "
+                "resume needs the same suite content (use `toolproof regrade` to re-grade)"
+            )
+        config = dict(stored["config"])
+        request = RunRequest(
+            agent=config["agent"],
+            trials=config["trials"],
+            k=config["k"],
+            concurrency=request.concurrency or config["concurrency"],
+            seed=config["seed"],
+            tasks=",".join(config["tasks"]),
+            max_steps=config["max_steps"],
+            infra_errors=config["infra_errors"],
+            suite_path=config["suite_path"],
+        )
+    config = settings(suite, request)
+    agent = resolve_agent(config["agent"])
+    tasks = [suite.task(t) for t in config["tasks"]]
+    print_id = fingerprint(suite, config, agent.identity)
+    run_id = resume or (None if fresh else store.resumable(print_id))
+    resumed = run_id is not None
+    if run_id is None:
+        run_id = store.create_run(
+            suite_name=suite.name,
+            suite_version=suite.file.version,
+            suite_hash=suite.content_hash,
+            fingerprint=print_id,
+            agent=agent.label,
+            config=config,
+            tasks=task_rows(suite, tasks),
+            version=__version__,
+        )
+    expected = await expected_hashes(suite, tasks)
+    specs = plan(tasks, config["trials"], config["seed"])
+    done = store.done(run_id)
+    todo: list[TrialSpec] = [s for s in specs if s.key not in done]
+    on_start(
+        RunStart(run_id=run_id, total=len(specs), done=len(specs) - len(todo), resumed=resumed)
+    )
+
+    async def one(spec: TrialSpec) -> TrialResult:
+        return await run_trial(
+            spec, suite, agent.factory, expected[spec.task_id], config["max_steps"], agent.label
+        )
+
+    def record(result: TrialResult) -> None:
+        store.write(run_id, result)
+        on_result(result)
+
+    await execute(todo, one, config["concurrency"], record)
+    store.finish(run_id)
+    return RunReport(run_id=run_id, ran=len(todo), summary=run_summary(store, run_id))

@@ -1,0 +1,85 @@
+"""One trial: an isolated world, the gateway, the agent and the user, then the graders."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from toolproof.agents.base import AgentFactory, TrialContext
+from toolproof.errors import AgentFailure, InfraError
+from toolproof.gateway import Gateway
+from toolproof.graders import Verdict
+from toolproof.results import Outcome, TrialResult, judge
+from toolproof.runner.plan import TrialSpec
+from toolproof.spec.suite import Suite
+from toolproof.tools.base import ToolContext
+from toolproof.transcript import EndEvent, Transcript
+from toolproof.users.scripted import ScriptedUser
+from toolproof.world import World
+
+
+async def run_trial(
+    spec: TrialSpec,
+    suite: Suite,
+    make_agent: AgentFactory,
+    expected_hash: str | None,
+    max_steps: int,
+    agent_name: str = "",
+) -> TrialResult:
+    """Run one (task, trial) to its end and grade it."""
+    task = suite.task(spec.task_id)
+    started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+    clock = time.perf_counter()
+    transcript = Transcript()
+    world = World(suite.start_state(task))
+    gateway = Gateway(suite.tools, ToolContext(world=world, seed=spec.seed), transcript)
+    agent = make_agent(
+        TrialContext(
+            suite=suite, task=task, seed=spec.seed, transcript=transcript, max_steps=max_steps
+        )
+    )
+    user = ScriptedUser(task.spec.user)
+    ended, failure, infra = "user_done", "", ""
+    message: str | None = user.opening()
+    try:
+        while message is not None:
+            transcript.say("user", message)
+            reply = await agent.reply(message, gateway)
+            transcript.say("assistant", reply)
+            message = await user.respond(reply)
+    except AgentFailure as exc:
+        ended, failure = exc.code, str(exc)
+    except InfraError as exc:
+        ended, infra = "infra_error", str(exc)
+    transcript.add(EndEvent(t=transcript.now(), reason=ended, detail=failure or infra))
+    verdicts: list[Verdict] = []
+    outcome: Outcome = "infra_error"
+    reason = infra
+    final_hash = world.hash()
+    if not infra:
+        outcome, reason, verdicts = judge(
+            suite, task, transcript, world, final_hash, expected_hash, ended, failure
+        )
+    return TrialResult(
+        task_id=spec.task_id,
+        trial=spec.trial,
+        seed=spec.seed,
+        variant=spec.variant,
+        model=spec.model,
+        agent=agent_name,
+        task_hash=task.content_hash,
+        outcome=outcome,
+        reason=reason,
+        ended=ended,
+        verdicts=verdicts,
+        transcript=transcript,
+        world_diff=world.diff(),
+        final_hash=final_hash,
+        expected_hash=expected_hash,
+        started_at=started_at,
+        duration_s=round(time.perf_counter() - clock, 6),
+        usage=transcript.usage(),
+        cost_usd=transcript.cost_usd(),
+        tool_calls=len(transcript.tool_calls()),
+        turns=len(transcript.messages("assistant")),
+    )

@@ -1,0 +1,264 @@
+"""The file formats of a suite: `suite.yaml` and task files, as pydantic models.
+
+`toolproof schema` prints the JSON Schema of these models for editor completion.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+
+
+class Strict(BaseModel):
+    """Unknown fields are errors, so a typo never silently drops an expectation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- suite.yaml
+
+
+class PythonBackend(Strict):
+    """Tools written as Python functions decorated with `@toolproof.tool`."""
+
+    type: Literal["python"]
+    module: str = Field(description="Python file, relative to the suite folder.")
+
+
+Backend = PythonBackend
+
+
+class ToolEntry(Strict):
+    """One tool of the spectra: where it comes from, how critical and how common it is."""
+
+    backend: str | None = Field(None, description="Backend name; optional with one backend.")
+    tier: Literal[1, 2, 3] = Field(
+        description="1: the tools that carry most calls; 2: regular; 3: rare but critical."
+    )
+    weight: float | None = Field(None, ge=0, description="Share of production calls.")
+    write: bool | None = Field(None, description="Overrides the tool's own read/write kind.")
+    description: str | None = Field(None, description="Overrides what the model is told.")
+    parameters: dict[str, Any] | None = Field(
+        None, description="JSON Schema of the arguments; overrides the derived one."
+    )
+
+
+class WorldSpec(Strict):
+    """The suite's initial state: data files merged in order, then an optional factory."""
+
+    data: list[str] = Field(
+        default_factory=list,
+        description="JSON/YAML files or folders; each file becomes a top-level key (its stem).",
+    )
+    factory: str | None = Field(
+        None, description="'file.py:function' returning a dict merged over the data."
+    )
+
+
+class Defaults(Strict):
+    """Run settings a command line may override."""
+
+    trials: int = Field(5, ge=1)
+    k: list[int] = Field(default_factory=lambda: [1, 5])
+    seed: int = 0
+    max_steps: int = Field(30, ge=1, description="Model calls allowed per trial.")
+    concurrency: int = Field(8, ge=1)
+
+    @field_validator("k")
+    @classmethod
+    def _positive_k(cls, value: list[int]) -> list[int]:
+        if not value or any(k < 1 for k in value):
+            raise ValueError("k values must be positive integers")
+        return sorted(set(value))
+
+
+PolicyRule = Literal["confirm_before_write"]
+
+
+class SuiteFile(Strict):
+    """`suite.yaml`."""
+
+    name: str
+    version: str = "1"
+    description: str = ""
+    policy: str | None = Field(None, description="Markdown file: the agent's system prompt.")
+    policy_rules: list[PolicyRule] = Field(
+        default_factory=list, description="Checks applied to every task's transcript."
+    )
+    world: WorldSpec = Field(default_factory=WorldSpec)
+    backends: dict[str, Backend]
+    tools: dict[str, ToolEntry]
+    tasks: list[str | TaskSpec] = Field(
+        description="Task files (globs allowed) or inline tasks, in order."
+    )
+    defaults: Defaults = Field(default_factory=Defaults)
+
+
+# ---------------------------------------------------------------- tasks
+
+SHORTCUTS = ("always", "asks_confirmation", "asks_question")
+
+
+class Match(Strict):
+    """A condition on the agent's last reply (case-insensitive)."""
+
+    contains: list[str] | None = None
+    regex: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Match:
+        if (self.contains is None) == (self.regex is None):
+            raise ValueError("give exactly one of 'contains' or 'regex'")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"bad regex: {exc}") from None
+        return self
+
+
+def _condition(value: Any) -> Any:
+    if isinstance(value, str):
+        if value not in SHORTCUTS:
+            raise ValueError(
+                f"unknown condition {value!r}; use one of {', '.join(SHORTCUTS)}, "
+                "{contains: [...]} or {regex: ...}"
+            )
+        return value
+    if isinstance(value, dict):
+        return Match.model_validate(value)
+    return value
+
+
+When = Annotated[str | Match, BeforeValidator(_condition)]
+
+
+class UserTurn(Strict):
+    """A scripted user turn, said in order once its condition holds."""
+
+    say: str
+    when: When = "always"
+
+
+class UserReply(Strict):
+    """A reactive reply, said whenever its condition holds and no scripted turn is due."""
+
+    say: str
+    when: When
+    times: int = Field(1, ge=1)
+
+
+class UserSpec(Strict):
+    """The user side of a task."""
+
+    opening: str
+    persona: str = ""
+    instructions: str = ""
+    turns: list[UserTurn] = Field(default_factory=list)
+    replies: list[UserReply] = Field(default_factory=list)
+
+
+class CallSpec(Strict):
+    """A tool call pattern: the tool and a subset of its arguments."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Action(Strict):
+    """A gold action: a complete tool call replayed to build the expected final state."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class StateCheck(Strict):
+    """An assertion on the final world at a path like `orders/W1001/status`."""
+
+    path: str
+    equals: Any = None
+    not_equals: Any = None
+    one_of: list[Any] | None = None
+    contains: Any = None
+    exists: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_check(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            given = [
+                k for k in ("equals", "not_equals", "one_of", "contains", "exists") if k in data
+            ]
+            if len(given) != 1:
+                raise ValueError("give exactly one of equals, not_equals, one_of, contains, exists")
+        return data
+
+    @property
+    def check(self) -> str:
+        for name in ("equals", "not_equals", "one_of", "contains", "exists"):
+            if name in self.model_fields_set:
+                return name
+        raise AssertionError("validated to have one check")
+
+
+class Expectations(Strict):
+    """What must hold at the end of a trial. Every given expectation must hold to pass."""
+
+    actions: list[Action] | None = Field(
+        None, description="Gold actions; the final world must hash equal to their replay."
+    )
+    state: list[StateCheck] = Field(default_factory=list)
+    calls: list[CallSpec] = Field(default_factory=list, description="Required calls.")
+    ordered_calls: bool = Field(False, description="Required calls must happen in this order.")
+    forbidden_calls: list[CallSpec] = Field(default_factory=list)
+    must_say: list[str | list[str]] = Field(
+        default_factory=list, description="Facts to tell the user; a list gives alternatives."
+    )
+    must_not_say: list[str] = Field(default_factory=list)
+    max_tool_calls: int | None = Field(None, ge=0)
+    max_turns: int | None = Field(None, ge=1)
+
+    def is_empty(self) -> bool:
+        return (
+            self.actions is None
+            and not self.state
+            and not self.calls
+            and not self.forbidden_calls
+            and not self.must_say
+            and not self.must_not_say
+        )
+
+
+class TaskSpec(Strict):
+    """One user story as a multi-step scenario."""
+
+    id: str
+    story: str = ""
+    version: str = "1"
+    tags: list[str] = Field(default_factory=list)
+    initial_state: dict[str, Any] = Field(
+        default_factory=dict, description="JSON merge patch applied to the suite's world."
+    )
+    user: UserSpec
+    expect: Expectations
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not TASK_ID.match(value):
+            raise ValueError("task ids are letters, digits and _ . : - (no spaces)")
+        return value
+
+
+SuiteFile.model_rebuild()

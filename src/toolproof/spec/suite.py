@@ -1,0 +1,93 @@
+"""A loaded, checked suite: its tools (with tiers and weights), its tasks, its world."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolproof.errors import UsageError
+from toolproof.spec.models import SuiteFile, TaskSpec
+from toolproof.spec.yamlload import LineDict
+from toolproof.tools.base import Tool, ToolSchema
+from toolproof.world import FrozenDict, World
+
+
+@dataclass(frozen=True)
+class ToolBinding:
+    """A tool of the spectra: its backend tool, what the model sees, tier, weight, kind."""
+
+    tool: Tool
+    schema: ToolSchema
+    tier: int
+    weight: float | None
+    write: bool
+    backend: str
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task as loaded: its spec, where it was defined, and its content hash."""
+
+    spec: TaskSpec
+    source: str
+    line: int | None
+    lines: LineDict = field(repr=False, compare=False)
+    content_hash: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+
+@dataclass
+class Suite:
+    """A suite folder, loaded and checked. Build one with `toolproof.load_suite`."""
+
+    root: Path
+    file: SuiteFile
+    policy: str
+    tools: dict[str, ToolBinding]
+    tasks: list[Task]
+    world: FrozenDict
+    content_hash: str
+    warnings: list[str] = field(default_factory=list)
+    _starts: dict[str, FrozenDict] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.file.name
+
+    def task(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise UsageError(f"suite '{self.name}' has no task '{task_id}'")
+
+    def start_state(self, task: Task) -> FrozenDict:
+        """The task's initial state: the suite's world with the task's patch, frozen once."""
+        start = self._starts.get(task.id)
+        if start is None:
+            world = World(self.world)
+            world.merge(task.spec.initial_state)
+            start = world.snapshot()
+            self._starts[task.id] = start
+        return start
+
+    def select(self, selector: str | None) -> list[Task]:
+        """Tasks whose id or one of whose tags is in a comma-separated list (all when None)."""
+        if not selector:
+            return list(self.tasks)
+        wanted = {part.strip() for part in selector.split(",") if part.strip()}
+        chosen = [t for t in self.tasks if t.id in wanted or wanted & set(t.spec.tags)]
+        known = {t.id for t in self.tasks} | {tag for t in self.tasks for tag in t.spec.tags}
+        unknown = sorted(wanted - known)
+        if unknown:
+            raise UsageError(f"--tasks: no task id or tag {', '.join(map(repr, unknown))}")
+        return chosen
+
+    def schemas(self) -> list[ToolSchema]:
+        return [binding.schema for binding in self.tools.values()]
+
+    def tool_weights(self) -> dict[str, Any]:
+        return {name: b.weight for name, b in self.tools.items()}

@@ -1,0 +1,208 @@
+"""The journal: runs and their trials, each trial written in its own transaction at once.
+
+A run killed at any point resumes by running only the trials the journal lacks; the unique
+key (run, variant, model, task, trial) makes running a trial twice impossible to record.
+"""
+
+from __future__ import annotations
+
+import platform
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, func, select, update
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from toolproof.errors import StoreError
+from toolproof.results import TrialResult
+from toolproof.store.schema import metadata, run_tasks, runs, trials
+
+DEFAULT_URL = "sqlite:///toolproof.db"
+
+
+def store_url(value: str | None) -> str:
+    """A SQLAlchemy URL from --store: a URL as is, a plain path as a SQLite file."""
+    if not value:
+        return DEFAULT_URL
+    return value if "://" in value else f"sqlite:///{value}"
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Store:
+    """A results store at a SQLAlchemy URL."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = store_url(url)
+        try:
+            self.engine: Engine = create_engine(self.url)
+        except Exception as exc:
+            raise StoreError(f"--store {self.url}: {exc}") from None
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        try:
+            metadata.create_all(self.engine)
+        except OperationalError as exc:
+            raise StoreError(f"cannot open store {self.url}: {exc.orig}") from None
+
+    def create_run(
+        self,
+        *,
+        suite_name: str,
+        suite_version: str,
+        suite_hash: str,
+        fingerprint: str,
+        agent: str,
+        config: dict[str, Any],
+        tasks: list[dict[str, Any]],
+        version: str,
+    ) -> str:
+        run_id = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        with self.engine.begin() as conn:
+            conn.execute(
+                runs.insert().values(
+                    id=run_id,
+                    created_at=now(),
+                    status="running",
+                    suite_name=suite_name,
+                    suite_version=suite_version,
+                    suite_hash=suite_hash,
+                    fingerprint=fingerprint,
+                    agent=agent,
+                    config=config,
+                    toolproof_version=version,
+                    host=platform.node(),
+                )
+            )
+            if tasks:
+                conn.execute(run_tasks.insert(), [{"run_id": run_id, **t} for t in tasks])
+        return run_id
+
+    def resumable(self, fingerprint: str) -> str | None:
+        """The newest unfinished run with this fingerprint, if any."""
+        query = (
+            select(runs.c.id)
+            .where(runs.c.fingerprint == fingerprint, runs.c.status != "finished")
+            .order_by(runs.c.created_at.desc())
+            .limit(1)
+        )
+        with self.engine.connect() as conn:
+            return conn.execute(query).scalar()
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
+            if row is None:
+                known = conn.execute(
+                    select(runs.c.id).order_by(runs.c.created_at.desc()).limit(5)
+                ).scalars()
+                hint = ", ".join(known) or "none"
+                raise StoreError(f"no run '{run_id}' in {self.url} (latest: {hint})")
+            return dict(row)
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        counts = (
+            select(trials.c.run_id, func.count().label("trials"))
+            .group_by(trials.c.run_id)
+            .subquery()
+        )
+        query = (
+            select(runs, func.coalesce(counts.c.trials, 0).label("trials"))
+            .outerjoin(counts, counts.c.run_id == runs.c.id)
+            .order_by(runs.c.created_at.desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def run_tasks(self, run_id: str) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(run_tasks).where(run_tasks.c.run_id == run_id))
+            return [dict(r) for r in rows.mappings()]
+
+    def done(self, run_id: str) -> set[tuple[str, str, str, int]]:
+        """Keys (variant, model, task, trial) of the trials already recorded."""
+        query = select(trials.c.variant, trials.c.model, trials.c.task_id, trials.c.trial).where(
+            trials.c.run_id == run_id
+        )
+        with self.engine.connect() as conn:
+            return {(v, m, t, i) for v, m, t, i in conn.execute(query)}
+
+    def write(self, run_id: str, result: TrialResult) -> None:
+        """Record one finished trial in its own transaction."""
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(trials.insert().values(run_id=run_id, **_columns(result)))
+        except IntegrityError:
+            raise StoreError(
+                f"run {run_id} already has {result.task_id} trial {result.trial}"
+            ) from None
+
+    def finish(self, run_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(runs).where(runs.c.id == run_id).values(status="finished", finished_at=now())
+            )
+
+    def outcomes(self, run_id: str) -> list[dict[str, Any]]:
+        """The light columns of every trial of a run (no transcripts)."""
+        columns = [c for c in trials.c if c.name not in ("result", "id")]
+        query = (
+            select(*columns)
+            .where(trials.c.run_id == run_id)
+            .order_by(trials.c.variant, trials.c.model, trials.c.task_id, trials.c.trial)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def results(self, run_id: str) -> Iterator[tuple[int, TrialResult]]:
+        """(row id, full result) for every trial of a run, streamed."""
+        query = select(trials.c.id, trials.c.result).where(trials.c.run_id == run_id)
+        with self.engine.connect() as conn:
+            for row_id, data in conn.execution_options(yield_per=200).execute(query):
+                yield row_id, TrialResult.model_validate(data)
+
+    def replace(self, row_id: int, result: TrialResult) -> None:
+        """Overwrite a trial's verdicts and outcome (after re-grading)."""
+        with self.engine.begin() as conn:
+            conn.execute(update(trials).where(trials.c.id == row_id).values(**_columns(result)))
+
+    def annotate(self, run_id: str, **config: Any) -> None:
+        """Merge entries into a run's config (for example when it was re-graded)."""
+        with self.engine.begin() as conn:
+            current = conn.execute(select(runs.c.config).where(runs.c.id == run_id)).scalar_one()
+            conn.execute(
+                update(runs).where(runs.c.id == run_id).values(config={**current, **config})
+            )
+
+
+def _columns(result: TrialResult) -> dict[str, Any]:
+    return {
+        "variant": result.variant,
+        "model": result.model,
+        "task_id": result.task_id,
+        "trial": result.trial,
+        "seed": result.seed,
+        "outcome": result.outcome,
+        "reason": result.reason,
+        "started_at": result.started_at,
+        "duration_s": result.duration_s,
+        "tokens_input": result.usage.input_tokens,
+        "tokens_output": result.usage.output_tokens,
+        "cost_usd": result.cost_usd,
+        "tool_calls": result.tool_calls,
+        "turns": result.turns,
+        "result": result.model_dump(mode="json"),
+    }
+
+
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()

@@ -1,0 +1,101 @@
+"""The transcript: the ordered events of one trial. Everything after a trial reads it."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from toolproof.models.base import ToolCall, Usage
+
+
+class MessageEvent(BaseModel):
+    """A message between the user and the agent."""
+
+    type: Literal["message"] = "message"
+    t: float
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class ModelCallEvent(BaseModel):
+    """One model turn of the agent: what it asked for, what it cost, how long it took."""
+
+    type: Literal["model_call"] = "model_call"
+    t: float
+    model: str
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    stop_reason: str = ""
+
+
+class ToolCallEvent(BaseModel):
+    """One tool call through the gateway, with its result."""
+
+    type: Literal["tool_call"] = "tool_call"
+    t: float
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: str = ""
+    result: Any = None
+    is_error: bool = False
+    error_kind: str | None = None
+    latency_s: float = 0.0
+
+
+class EndEvent(BaseModel):
+    """How the conversation ended."""
+
+    type: Literal["end"] = "end"
+    t: float
+    reason: str
+    detail: str = ""
+
+
+Event = Annotated[
+    MessageEvent | ModelCallEvent | ToolCallEvent | EndEvent, Field(discriminator="type")
+]
+
+
+class Transcript(BaseModel):
+    """All events of a trial, in order, with times in seconds from the trial's start."""
+
+    events: list[Event] = Field(default_factory=list)
+    started: float = Field(default_factory=time.perf_counter, exclude=True)
+
+    def now(self) -> float:
+        return round(time.perf_counter() - self.started, 6)
+
+    def add(self, event: Event) -> None:
+        self.events.append(event)
+
+    def say(self, role: Literal["user", "assistant"], content: str) -> None:
+        self.add(MessageEvent(t=self.now(), role=role, content=content))
+
+    def tool_calls(self) -> list[ToolCallEvent]:
+        return [e for e in self.events if isinstance(e, ToolCallEvent)]
+
+    def messages(self, role: str | None = None) -> list[MessageEvent]:
+        return [e for e in self.events if isinstance(e, MessageEvent) and role in (None, e.role)]
+
+    def model_calls(self) -> list[ModelCallEvent]:
+        return [e for e in self.events if isinstance(e, ModelCallEvent)]
+
+    def usage(self) -> Usage:
+        total = Usage()
+        for call in self.model_calls():
+            total = total + call.usage
+        return total
+
+    def cost_usd(self) -> float | None:
+        costs = [c.cost_usd for c in self.model_calls()]
+        if not costs:
+            return 0.0
+        if any(c is None for c in costs):
+            return None
+        return float(sum(c for c in costs if c is not None))

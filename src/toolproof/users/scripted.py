@@ -1,0 +1,65 @@
+"""The scripted user: an opening, turns said in order, and reactive replies.
+
+After each agent reply the user says the next scripted turn if its condition holds; otherwise
+the first reactive reply whose condition holds (each at most `times` times); otherwise the
+conversation ends.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+
+from toolproof.conversation import asks_confirmation, asks_question
+from toolproof.spec.models import Match, UserSpec, When
+
+
+class User(ABC):
+    """The user side of a trial."""
+
+    @abstractmethod
+    def opening(self) -> str:
+        """The first message."""
+
+    @abstractmethod
+    async def respond(self, agent_reply: str) -> str | None:
+        """The next message, or None when the user is done."""
+
+
+def holds(when: When, text: str) -> bool:
+    """Whether a condition holds for the agent's reply."""
+    if when == "always":
+        return True
+    if when == "asks_confirmation":
+        return asks_confirmation(text)
+    if when == "asks_question":
+        return asks_question(text)
+    assert isinstance(when, Match)
+    if when.contains is not None:
+        lowered = text.lower()
+        return any(word.lower() in lowered for word in when.contains)
+    assert when.regex is not None
+    return re.search(when.regex, text, re.IGNORECASE) is not None
+
+
+class ScriptedUser(User):
+    """Plays a task's `user` section."""
+
+    def __init__(self, spec: UserSpec) -> None:
+        self.spec = spec
+        self.next_turn = 0
+        self.used = [0] * len(spec.replies)
+
+    def opening(self) -> str:
+        return self.spec.opening
+
+    async def respond(self, agent_reply: str) -> str | None:
+        turns = self.spec.turns
+        if self.next_turn < len(turns) and holds(turns[self.next_turn].when, agent_reply):
+            self.next_turn += 1
+            return turns[self.next_turn - 1].say
+        for i, reply in enumerate(self.spec.replies):
+            if self.used[i] < reply.times and holds(reply.when, agent_reply):
+                self.used[i] += 1
+                return reply.say
+        return None
