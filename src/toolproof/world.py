@@ -182,7 +182,7 @@ class CowDict(_Cow, dict[str, Any]):
     def __or__(self, other: Any) -> dict[str, Any]:  # type: ignore[override]
         return {**self.copy(), **dict(other)}
 
-    def __ior__(self, other: Any) -> CowDict:
+    def __ior__(self, other: Any) -> CowDict:  # type: ignore[override]
         self.update(other)
         return self
 

@@ -105,8 +105,8 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
     """Store a tau-bench results file as a run (once per file content); returns the run id."""
     data = read_results(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    existing = store.resumable(digest)
-    if existing:
+    existing = store.latest(digest, unfinished=False)
+    if existing and store.run(existing)["status"] == "finished":
         return existing
     trials_per_task: dict[str, int] = {}
     for item in data:
@@ -114,7 +114,7 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
         trials_per_task[task] = trials_per_task.get(task, 0) + 1
     fewest = min(trials_per_task.values(), default=1)
     stem = path.name.removesuffix(".gz").removesuffix(".json")
-    run_id = store.create_run(
+    run_id = existing or store.create_run(
         suite_name="tau-bench",
         suite_version=stem,
         suite_hash=digest,
@@ -134,7 +134,10 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
         ],
         version=__version__,
     )
+    done = store.done(run_id)
     for item in data:
+        if ("", "", str(item["task_id"]), int(item["trial"])) in done:
+            continue
         passed = abs(float(item["reward"]) - 1.0) <= 1e-6
         transcript = transcript_of(item.get("traj") or [])
         info = item.get("info") or {}

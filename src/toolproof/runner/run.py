@@ -154,7 +154,7 @@ async def run_suite(
     agent = resolve_agent(config["agent"])
     tasks = [suite.task(t) for t in config["tasks"]]
     print_id = fingerprint(suite, config, agent.identity)
-    run_id = resume or (None if fresh else store.resumable(print_id))
+    run_id = resume or (None if fresh else store.latest(print_id, unfinished=True))
     resumed = run_id is not None
     if run_id is None:
         run_id = store.create_run(

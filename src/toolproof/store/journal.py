@@ -82,14 +82,12 @@ class Store:
                 conn.execute(run_tasks.insert(), [{"run_id": run_id, **t} for t in tasks])
         return run_id
 
-    def resumable(self, fingerprint: str) -> str | None:
-        """The newest unfinished run with this fingerprint, if any."""
-        query = (
-            select(runs.c.id)
-            .where(runs.c.fingerprint == fingerprint, runs.c.status != "finished")
-            .order_by(runs.c.created_at.desc())
-            .limit(1)
-        )
+    def latest(self, fingerprint: str, *, unfinished: bool) -> str | None:
+        """The newest run with this fingerprint (only unfinished ones if asked), if any."""
+        query = select(runs.c.id).where(runs.c.fingerprint == fingerprint)
+        if unfinished:
+            query = query.where(runs.c.status != "finished")
+        query = query.order_by(runs.c.created_at.desc()).limit(1)
         with self.engine.connect() as conn:
             return conn.execute(query).scalar()
 

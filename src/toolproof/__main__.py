@@ -1,0 +1,5 @@
+"""`python -m toolproof` runs the command line."""
+
+from toolproof.cli import main
+
+main()

@@ -1,0 +1,166 @@
+"""Graders are pure functions of a transcript and the final world."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolproof.graders import Evidence, grade
+from toolproof.graders.policy import confirm_before_write
+from toolproof.spec.models import Expectations
+from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
+from toolproof.world import World
+
+
+def transcript(*events: Any) -> Transcript:
+    out = Transcript()
+    for event in events:
+        out.add(event)
+    return out
+
+
+def say(role: str, text: str) -> MessageEvent:
+    return MessageEvent(t=0, role=role, content=text)  # type: ignore[arg-type]
+
+
+def call(name: str, error: bool = False, **args: Any) -> ToolCallEvent:
+    return ToolCallEvent(t=0, call_id="c", name=name, arguments=args, is_error=error)
+
+
+def evidence(t: Transcript, world: World | None = None, expected: str | None = None) -> Evidence:
+    world = world or World.from_data({"orders": {"A": {"status": "cancelled"}}})
+    return Evidence(
+        transcript=t,
+        lookup=world.lookup,
+        final_hash=world.hash(),
+        expected_hash=expected,
+        write_tools=frozenset({"cancel"}),
+        ended="user_done",
+    )
+
+
+def verdicts(
+    expect: dict[str, Any], ev: Evidence, rules: list[str] | None = None
+) -> dict[str, tuple[bool, str]]:
+    return {
+        v.grader: (v.passed, v.reason)
+        for v in grade(Expectations.model_validate(expect), rules or [], ev)
+    }
+
+
+def test_state_passes_only_on_the_gold_hash() -> None:
+    world = World.from_data({"orders": {"A": {"status": "cancelled"}}})
+    good = verdicts({"actions": []}, evidence(transcript(), world, expected=world.hash()))
+    bad = verdicts({"actions": []}, evidence(transcript(), world, expected="0" * 32))
+    assert good["state"][0] is True
+    assert bad["state"] == (False, "final state differs from the gold actions' result")
+
+
+def test_state_checks_report_each_failing_path() -> None:
+    result = verdicts(
+        {
+            "state": [
+                {"path": "orders/A/status", "equals": "cancelled"},
+                {"path": "orders/A/status", "one_of": ["open", "pending"]},
+                {"path": "orders/Z", "exists": False},
+                {"path": "orders/Z/status", "equals": "x"},
+            ]
+        },
+        evidence(transcript()),
+    )
+    passed, reason = result["state_checks"]
+    assert passed is False
+    assert "orders/A/status: 'cancelled' fails one_of" in reason
+    assert "orders/Z/status: not found" in reason
+    assert "orders/Z: exists" not in reason
+
+
+def test_required_calls_need_a_successful_matching_call() -> None:
+    t = transcript(
+        call("get", order_id="A", verbose=True), call("refund", error=True, order_id="A")
+    )
+    result = verdicts(
+        {"calls": [{"tool": "get", "args": {"order_id": "A"}}, {"tool": "refund"}]}, evidence(t)
+    )
+    assert result["calls"] == (False, "missing call refund()")
+
+
+def test_ordered_calls_fail_when_out_of_order() -> None:
+    t = transcript(call("b"), call("a"))
+    expect = {"calls": [{"tool": "a"}, {"tool": "b"}]}
+    assert verdicts(expect, evidence(t))["calls"][0] is True
+    assert verdicts({**expect, "ordered_calls": True}, evidence(t))["calls"] == (
+        False,
+        "calls out of order at b()",
+    )
+
+
+def test_forbidden_calls_count_even_when_the_call_failed() -> None:
+    t = transcript(call("refund", error=True, method="gift_card", amount=5))
+    result = verdicts(
+        {"forbidden_calls": [{"tool": "refund", "args": {"method": "gift_card"}}]}, evidence(t)
+    )
+    assert result["forbidden_calls"] == (False, "forbidden call refund(method='gift_card')")
+
+
+def test_must_say_ignores_case_spacing_and_thousands_separators() -> None:
+    t = transcript(say("user", "how much?"), say("assistant", "The refund is $1,054.04,  SHIPPED"))
+    result = verdicts({"must_say": ["$1054.04", ["delivered", "shipped"], "tracking"]}, evidence(t))
+    assert result["must_say"] == (False, "not said: 'tracking'")
+
+
+def test_must_say_only_counts_what_the_agent_said() -> None:
+    t = transcript(say("user", "my code is 1234"), say("assistant", "ok"))
+    assert verdicts({"must_say": ["1234"]}, evidence(t))["must_say"][0] is False
+
+
+def test_must_not_say_and_limits() -> None:
+    t = transcript(
+        say("assistant", "Bob's email is bob@x.com"), call("a"), call("a"), say("assistant", "bye")
+    )
+    result = verdicts(
+        {"must_not_say": ["bob@x.com"], "max_tool_calls": 1, "max_turns": 1}, evidence(t)
+    )
+    assert result["must_not_say"] == (False, "said 'bob@x.com'")
+    assert result["max_tool_calls"] == (False, "2 tool calls (limit 1)")
+    assert result["max_turns"] == (False, "2 agent turns (limit 1)")
+
+
+def test_confirm_before_write_needs_a_question_and_a_yes_before_each_write() -> None:
+    confirmed = transcript(
+        say("user", "cancel A"),
+        say("assistant", "Shall I cancel order A? (yes/no)"),
+        say("user", "Yes, go ahead."),
+        call("cancel", order_id="A"),
+        call("cancel", order_id="B"),
+    )
+    assert confirm_before_write(evidence(confirmed)).passed is True
+    unasked = transcript(say("user", "cancel A"), call("cancel", order_id="A"))
+    assert (
+        confirm_before_write(evidence(unasked)).reason
+        == "cancel called without the user's confirmation"
+    )
+    hedged = transcript(
+        say("assistant", "Shall I cancel order A?"),
+        say("user", "Yes, but actually not A, cancel B instead"),
+        call("cancel", order_id="B"),
+    )
+    assert confirm_before_write(evidence(hedged)).passed is False
+    stale = transcript(
+        say("assistant", "Shall I cancel order A?"),
+        say("user", "yes"),
+        say("assistant", "Done. Anything else?"),
+        say("user", "cancel B too"),
+        call("cancel", order_id="B"),
+    )
+    assert confirm_before_write(evidence(stale)).passed is False
+
+
+def test_every_expectation_group_gives_one_verdict_and_rules_add_theirs() -> None:
+    t = transcript(say("assistant", "done"))
+    result = verdicts(
+        {"must_say": ["done"], "forbidden_calls": [{"tool": "x"}]},
+        evidence(t),
+        ["confirm_before_write"],
+    )
+    assert set(result) == {"must_say", "forbidden_calls", "confirm_before_write"}
+    assert all(passed for passed, _ in result.values())

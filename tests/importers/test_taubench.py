@@ -1,0 +1,67 @@
+"""The tau-bench import reproduces tau-bench's published pass^k for its GPT-4o airline run."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from toolproof.errors import SuiteError
+from toolproof.importers.taubench import import_results
+from toolproof.store import Store
+from toolproof.store.queries import run_summary
+from toolproof.transcript import MessageEvent, ModelCallEvent, ToolCallEvent
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "tau-bench" / "gpt-4o-airline.json.gz"
+PUBLISHED = {"pass^1": 0.420, "pass^2": 0.273, "pass^3": 0.220, "pass^4": 0.200}
+
+
+def test_import_reproduces_published_pass_hat_k(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    run_id = import_results(FIXTURE, store)
+    summary = run_summary(store, run_id)
+    assert summary["counts"] == {"passed": 84, "failed": 116, "infra_error": 0, "total": 200}
+    assert len(summary["tasks"]) == 50
+    for name, value in PUBLISHED.items():
+        assert round(summary["metrics"][name], 3) == value, name
+
+
+def test_import_keeps_transcripts_with_tool_calls(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    run_id = import_results(FIXTURE, store)
+    results = [r for _, r in store.results(run_id)]
+    first = next(r for r in results if r.task_id == "0" and r.trial == 0)
+    kinds = {type(e) for e in first.transcript.events}
+    assert {MessageEvent, ModelCallEvent, ToolCallEvent} <= kinds
+    call = first.transcript.tool_calls()[0]
+    assert call.name == "get_user_details"
+    assert call.arguments == {"user_id": "mia_li_3668"}
+    assert first.outcome == "failed" and "reward 0.0" in first.reason
+
+
+def test_importing_the_same_file_twice_reuses_the_run(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    assert import_results(FIXTURE, store) == import_results(FIXTURE, store)
+    assert len(store.runs()) == 1
+
+
+def test_malformed_results_are_located(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps([{"task_id": 0, "trial": 0}, {"task_id": 1, "trial": 0, "reward": "x"}])
+    )
+    with pytest.raises(SuiteError) as caught:
+        import_results(bad, Store(str(tmp_path / "s.db")))
+    messages = [str(p) for p in caught.value.problems]
+    assert any("result [0]: missing reward" in m for m in messages)
+    assert any("result [1]: reward is not a number" in m for m in messages)
+
+
+def test_invalid_json_reports_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json.gz"
+    bad.write_bytes(gzip.compress(b'[\n{"task_id": 0,\n oops}\n]'))
+    with pytest.raises(SuiteError) as caught:
+        import_results(bad, Store(str(tmp_path / "s.db")))
+    assert caught.value.problems[0].line == 3

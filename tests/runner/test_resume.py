@@ -1,0 +1,55 @@
+"""A run killed with SIGKILL resumes: nothing finished is lost or run twice."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from conftest import write_files
+
+CLI = str(Path(sys.executable).parent / "toolproof")
+SLOW_SCRIPT = """
+latency_s: 0.05
+default:
+  - tool_calls: [{name: get_order, arguments: {order_id: B}}]
+  - text: "Order B has shipped."
+"""
+
+
+def trial_keys(db: Path) -> list[tuple[str, int]]:
+    with sqlite3.connect(db) as conn:
+        return [(t, i) for t, i in conn.execute("SELECT task_id, trial FROM trials")]
+
+
+def test_resume_after_sigkill_runs_each_trial_once(mini_dir: Path, tmp_path: Path) -> None:
+    script = write_files(tmp_path, {"slow.yaml": SLOW_SCRIPT}) / "slow.yaml"
+    db = tmp_path / "runs.db"
+    command = [CLI, "run", str(mini_dir), "--agent", f"scripted:{script}", "--trials", "30",
+               "--k", "1,5", "--concurrency", "2", "--store", str(db)]  # fmt: skip
+    victim = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if db.exists() and len(trial_keys(db)) >= 10:
+            break
+        time.sleep(0.05)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    before = trial_keys(db)
+    assert 10 <= len(before) < 60, "the run must be killed part-way"
+
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming" in resumed.stdout
+    assert f"{len(before)} of 60 trials done" in resumed.stdout
+
+    after = Counter(trial_keys(db))
+    assert len(after) == 60
+    assert set(after.values()) == {1}
+    assert set(before) <= set(after)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*), min(status) FROM runs").fetchone() == (1, "finished")

@@ -1,0 +1,92 @@
+"""Whole runs through the API: seeds, streaming to the store, resume by id, re-grading."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from conftest import write_files
+
+from toolproof.errors import StoreError, UsageError
+from toolproof.results import TrialResult
+from toolproof.runner.plan import derive_seed, plan
+from toolproof.runner.regrade import regrade_run
+from toolproof.runner.run import RunRequest, run_suite
+from toolproof.spec.loader import load_suite
+from toolproof.spec.suite import Suite
+from toolproof.store import Store
+
+
+def test_seeds_derive_from_suite_seed_variant_task_and_trial() -> None:
+    seed = derive_seed(7, "", "cancel", 2)
+    assert seed == derive_seed(7, "", "cancel", 2)
+    others = {derive_seed(8, "", "cancel", 2), derive_seed(7, "drift", "cancel", 2),
+              derive_seed(7, "", "status", 2), derive_seed(7, "", "cancel", 3)}  # fmt: skip
+    assert seed not in others and len(others) == 4
+    assert 0 <= seed < 2**63
+
+
+def test_plan_is_round_robin_so_partial_runs_stay_even(mini: Suite) -> None:
+    specs = plan(mini.tasks, 2, 0)
+    assert [(s.task_id, s.trial) for s in specs] == [
+        ("cancel", 0), ("status", 0), ("cancel", 1), ("status", 1)
+    ]  # fmt: skip
+
+
+def test_each_finished_trial_is_streamed_to_the_store(mini: Suite, tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    seen: list[int] = []
+
+    def on_result(result: TrialResult) -> None:
+        seen.append(len(store.done(store.runs()[0]["id"])))
+
+    report = asyncio.run(
+        run_suite(mini, RunRequest(trials=3, concurrency=1), store, on_result=on_result)
+    )
+    assert seen == [1, 2, 3, 4, 5, 6]
+    assert report.summary["counts"]["passed"] == 6
+    assert report.summary["metrics"]["pass^3"] == 1.0
+    with pytest.raises(StoreError):
+        store.write(report.run_id, next(store.results(report.run_id))[1])
+
+
+def test_same_request_on_a_finished_run_starts_a_new_one(mini: Suite, tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    first = asyncio.run(run_suite(mini, RunRequest(trials=3), store))
+    second = asyncio.run(run_suite(mini, RunRequest(trials=3), store))
+    assert first.run_id != second.run_id and second.ran == 6
+
+
+def test_k_above_trials_is_a_usage_error_before_any_trial(mini: Suite, tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    with pytest.raises(UsageError, match="k=5 needs at least 5 trials"):
+        asyncio.run(run_suite(mini, RunRequest(trials=3, k=[1, 5]), store))
+    assert store.runs() == []
+
+
+def test_resume_refuses_a_changed_suite(mini_dir: Path, tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    report = asyncio.run(run_suite(load_suite(mini_dir), RunRequest(trials=3), store))
+    (mini_dir / "policy.md").write_text("A different policy.\n")
+    with pytest.raises(UsageError, match="different version"):
+        asyncio.run(run_suite(load_suite(mini_dir), RunRequest(), store, resume=report.run_id))
+
+
+def test_regrade_applies_current_expectations_to_stored_transcripts(
+    mini_dir: Path, tmp_path: Path
+) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    report = asyncio.run(run_suite(load_suite(mini_dir), RunRequest(trials=3), store))
+    assert report.summary["counts"]["passed"] == 6
+    suite_text = (mini_dir / "suite.yaml").read_text()
+    write_files(
+        mini_dir, {"suite.yaml": suite_text.replace("must_say: [shipped]", "must_say: [delivered]")}
+    )
+    changed = asyncio.run(regrade_run(load_suite(mini_dir), store, report.run_id))
+    assert changed == 3
+    outcomes = {(r.task_id, r.outcome) for _, r in store.results(report.run_id)}
+    assert outcomes == {("cancel", "passed"), ("status", "failed")}
+    failed = next(r for _, r in store.results(report.run_id) if r.task_id == "status")
+    assert failed.reason == "must_say: not said: 'delivered'"
+    assert "regraded_at" in store.run(report.run_id)["config"]
