@@ -221,7 +221,7 @@ def _orders(
     activity = [rng.choice([1, 1, 2, 3, 5, 8]) for _ in customer_ids]
     span = (TODAY - FIRST_ORDER_DAY).days
     days = sorted(
-        FIRST_ORDER_DAY + timedelta(days=int(span * rng.random() ** 0.7)) for _ in range(N_ORDERS)
+        FIRST_ORDER_DAY + timedelta(days=int(span * rng.random() ** 0.45)) for _ in range(N_ORDERS)
     )
     orders: dict[str, Any] = {}
     payments: dict[str, Any] = {}
@@ -329,11 +329,9 @@ def _lifecycle(rng: random.Random, placed: date) -> tuple[str, date | None, date
         return "cancelled", None, None
     if age == 0:
         return rng.choice(["pending", "pending", "processing"]), None, None
-    if age <= 2:
-        if rng.random() < 0.6:
-            return rng.choice(["pending", "processing", "processing"]), None, None
-        return "shipped", placed + timedelta(days=1), None
-    shipped = placed + timedelta(days=rng.randint(1, 2))
+    if age <= 3 and rng.random() < 0.6:
+        return rng.choice(["pending", "processing", "processing"]), None, None
+    shipped = placed + timedelta(days=rng.randint(1, min(age, 3)))
     delivered = shipped + timedelta(days=rng.randint(2, 6))
     if delivered >= TODAY:
         return "shipped", shipped, None
