@@ -1,0 +1,68 @@
+"""Harness overhead with the oracle agent: what toolproof adds to every trial.
+
+    python bench/overhead.py [examples/retail] [--trials 10]
+
+The oracle makes no model calls, so a trial's time is all harness: the world copy, every tool
+call through the gateway, the graders and the store write. Trials run one at a time and the
+time between consecutive stored results is one trial's full cost. Then the same run is timed
+end to end as a user runs it: `toolproof run SUITE --agent oracle --trials N`, process start
+to exit, suite loading and the report included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from toolproof.results import TrialResult
+from toolproof.runner.run import RunRequest, run_suite
+from toolproof.spec.loader import load_suite
+from toolproof.store import Store
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suite", nargs="?", default="examples/retail")
+    parser.add_argument("--trials", type=int, default=10)
+    args = parser.parse_args()
+
+    suite = load_suite(args.suite)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(str(Path(tmp) / "overhead.db"))
+        stamps: list[float] = []
+        calls: list[int] = []
+
+        def on_result(result: TrialResult) -> None:
+            stamps.append(time.perf_counter())
+            calls.append(result.tool_calls)
+
+        request = RunRequest(agent="oracle", trials=args.trials, k=[1], concurrency=1)
+        asyncio.run(run_suite(suite, request, store, on_result=on_result))
+        gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+
+        command = [str(Path(sys.executable).parent / "toolproof"), "run", args.suite,
+                   "--agent", "oracle", "--trials", str(args.trials), "--k", "1",
+                   "--store", str(Path(tmp) / "cli.db")]  # fmt: skip
+        clock = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        wall = time.perf_counter() - clock
+
+    trials = len(suite.tasks) * args.trials
+    print(f"suite {suite.name}: {len(suite.tasks)} tasks x {args.trials} trials = {trials} trials")
+    print(f"tool calls per trial: median {statistics.median(calls):.0f}, max {max(calls)}")
+    print(
+        f"harness time per trial (world copy, tool calls, grading, store write): "
+        f"median {statistics.median(gaps) * 1e3:.2f} ms, p95 "
+        f"{sorted(gaps)[int(0.95 * (len(gaps) - 1))] * 1e3:.2f} ms"
+    )
+    print(f"end to end `toolproof run {args.suite} --agent oracle --trials {args.trials}`: {wall:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
