@@ -138,7 +138,7 @@ def _describe_method(method: Any) -> str:
 
 
 def _refund(world: World, charge_id: str, amount_cents: int, method_id: str, reason: str) -> Any:
-    """Refund part of a charge to a payment method; keeps the order's financial status."""
+    """Refund part of a charge to a payment method and update the order's financial status."""
     charge = world["payments"][charge_id]
     refundable = _cents(charge["amount"]) - _cents(charge["amount_refunded"])
     if amount_cents <= 0:
@@ -173,7 +173,7 @@ def _refund(world: World, charge_id: str, amount_cents: int, method_id: str, rea
 def _label_number(oid: str, order: Any) -> str:
     """A deterministic UPS return-label number for the order's next return shipment."""
     n = len(order.get("returns", [])) + len(order.get("exchanges", [])) + 1
-    return f"1ZRF4{oid[1:]:0>6}90{n:03d}"
+    return f"1ZRF4R90{oid[1:]:0>7}{n:03d}"
 
 
 def _item(order: Any, oid: str, sku: str) -> Any:
@@ -628,7 +628,12 @@ def _sms_body(world: World, template: str, oid: str, order: Any) -> str:
     elif template == "refund_issued":
         if not charge["refunds"]:
             raise ToolError(f"Order {oid} has no refund to tell about.", kind="invalid_state")
-        text = f"{refund_line(charge['refunds'][-1])} for order {oid} was issued."
+        refund = charge["refunds"][-1]
+        _, method = _payment_method(world, refund["payment_method_id"])
+        text = (
+            f"we've refunded {_money(refund['amount'])} for order {oid} to your "
+            f"{_describe_method(method)}."
+        )
     elif template == "discount_applied":
         d = last("discounts", "discount")
         text = (

@@ -230,7 +230,7 @@ def _orders(
         oid = f"W{10001 + n}"
         cid = rng.choices(customer_ids, weights=activity)[0]
         customer = customers[cid]
-        items = []
+        items: list[dict[str, Any]] = []
         for sku in rng.sample(skus, rng.choice([1, 1, 1, 2, 2, 3])):
             product = catalog[sku]
             items.append(
@@ -244,7 +244,7 @@ def _orders(
             )
         subtotal = sum(cents(i["unit_price"]) * i["qty"] for i in items)
         shipping = 0 if subtotal >= cents(FREE_SHIPPING_FROM) else cents(SHIPPING_FEE)
-        discounts = []
+        discounts: list[dict[str, Any]] = []
         percent = LOYALTY_PERCENT[customer["loyalty_tier"]]
         if percent and rng.random() < 0.25:
             amount = round(subtotal * percent / 100)
@@ -366,14 +366,18 @@ def _erp_record(
         stat, delivered_on = "DLVD", min(shipped_on + timedelta(days=2), TODAY)
     shipped = stat in ("SHPD", "DLVD")
     last = delivered_on or shipped_on or TODAY
+    warehouse = rng.choice(WAREHOUSES)
+    hour, minute = rng.randint(0, 23), rng.randint(0, 59)
+    if last == TODAY:
+        hour %= 9  # the chat happens during today's business hours
     return {
         "ORD_NO": oid,
         "SHIP_STAT": stat,
-        "WHSE": rng.choice(WAREHOUSES),
+        "WHSE": warehouse,
         "CARRIER": carrier.upper() if shipped else "",
         "TRACK_NO": tracking if shipped else "",
         "SHIP_DT": _erp_date(shipped_on) if shipped else "",
         "DLV_DT": _erp_date(delivered_on) if stat == "DLVD" else "",
-        "LAST_UPD": f"{_erp_date(last)} {rng.randint(0, 23):02d}{rng.randint(0, 59):02d}",
+        "LAST_UPD": f"{_erp_date(last)} {hour:02d}{minute:02d}",
         "RMK": "",
     }

@@ -18,7 +18,9 @@ _YES = re.compile(
     r"correct|that'?s (right|correct)|do it|proceed)\b",
     re.IGNORECASE,
 )
-_HEDGE = re.compile(r"\b(no|not|don'?t|wait|actually|instead|hold on|cancel that)\b", re.IGNORECASE)
+_HEDGE = re.compile(
+    r"\b(no|not|never|nothing|don'?t|wait|actually|instead|hold on|cancel that)\b", re.IGNORECASE
+)
 
 
 def asks_confirmation(text: str) -> bool:

@@ -52,4 +52,5 @@ def test_message_classification() -> None:
     assert not asks_confirmation("I have cancelled it. Anything else?")
     assert is_affirmative("Yes, please do.") and is_affirmative("ok")
     assert not is_affirmative("Yes, but wait") and not is_affirmative("No thanks")
+    assert not is_affirmative("Okay, never mind. Nothing else.")
     assert mentions("Total: $1,204.50", "$1204.50") and not mentions("total", "$12")
