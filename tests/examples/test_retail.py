@@ -1,0 +1,105 @@
+"""The example suite end to end: sound, the size the README promises, and runnable."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolproof.runner.validate import validate_suite
+from toolproof.spec.loader import load_suite
+from toolproof.spec.suite import Suite
+
+RETAIL = Path(__file__).parents[2] / "examples" / "retail"
+CLI = str(Path(sys.executable).parent / "toolproof")
+
+
+@pytest.fixture(scope="module")
+def retail() -> Suite:
+    return load_suite(RETAIL)
+
+
+def test_retail_is_sound_oracle_passes_and_null_fails_every_task(retail: Suite) -> None:
+    checks = asyncio.run(validate_suite(retail))
+    assert [c.task.id for c in checks if not c.ok] == []
+    assert all(c.oracle == "passed" for c in checks)
+    assert all(c.null.startswith("failed") for c in checks)
+
+
+def test_retail_has_the_promised_size_and_shape(retail: Suite) -> None:
+    assert len(retail.world["customers"]) >= 200
+    assert len(retail.world["orders"]) >= 1000
+    assert len(retail.tools) >= 12
+    assert {b.tier for b in retail.tools.values()} == {1, 2, 3}
+    assert all(b.weight is not None for b in retail.tools.values())
+    assert len(retail.tasks) >= 20
+    assert all(3 <= len(t.spec.expect.actions or []) <= 8 for t in retail.tasks)
+    tags = {tag for t in retail.tasks for tag in t.spec.tags}
+    assert {"lookup", "cancellation", "refund", "exchange", "loyalty", "sms", "conflict",
+            "policy", "correction"} <= tags  # fmt: skip
+
+
+def test_retail_world_is_deterministic(retail: Suite) -> None:
+    again = load_suite(RETAIL)
+    assert again.world is not retail.world
+    from toolproof.world import canonical_hash
+
+    assert canonical_hash(again.world) == canonical_hash(retail.world)
+
+
+def test_retail_oracle_run_from_the_shell(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    done = subprocess.run(
+        [
+            CLI,
+            "run",
+            str(RETAIL),
+            "--trials",
+            "2",
+            "--k",
+            "1,2",
+            "--store",
+            str(tmp_path / "s.db"),
+            "--json",
+            str(out),
+            "--fail-under",
+            "pass^2=1.0",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(out.read_text())
+    assert summary["counts"]["failed"] == 0 and summary["counts"]["passed"] == 2 * len(
+        summary["tasks"]
+    )
+    assert set(summary["tiers"]) == {"1", "2", "3"}
+
+
+POLICY_BREAKER = """
+tasks:
+  refund-to-other-method-refused:
+    - tool_calls: [{name: find_customer, arguments: {email: nobody@example.com}}]
+    - text: "Done, I refunded it to the other card."
+"""
+
+
+def test_a_policy_breaking_agent_fails_for_the_right_reason(retail: Suite, tmp_path: Path) -> None:
+    from toolproof.agents.registry import resolve_agent
+    from toolproof.runner.gold import replay_gold
+    from toolproof.runner.plan import TrialSpec
+    from toolproof.runner.trial import run_trial
+
+    script = tmp_path / "script.yaml"
+    script.write_text(POLICY_BREAKER)
+    agent = resolve_agent(f"scripted:{script}")
+    task = retail.task("refund-to-other-method-refused")
+    expected = asyncio.run(replay_gold(retail, task)).hash
+    result = asyncio.run(run_trial(TrialSpec(task.id, 0, 1), retail, agent.factory, expected, 30))
+    assert result.outcome == "failed"
+    assert result.transcript.tool_calls()[0].error_kind == "not_found"
