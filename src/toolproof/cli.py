@@ -34,7 +34,7 @@ import_app = typer.Typer(help="Import another harness's results as a run.", no_a
 app.add_typer(import_app, name="import")
 
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 StoreOpt = Annotated[
     str | None, typer.Option("--store", help="SQLAlchemy URL or SQLite file [./toolproof.db].")
@@ -156,6 +156,8 @@ def run(
             raise UsageError("give a SUITE folder, or --resume RUN_ID")
         suite = Path(journal.run(resume)["config"]["suite_path"])
     loaded = load_suite(suite)
+    for threshold in fail_under or []:
+        parse_threshold(threshold)
     request = RunRequest(
         agent=agent,
         trials=trials,
@@ -238,7 +240,8 @@ def show(
 def runs(store: StoreOpt = None, limit: int = 20) -> None:
     """List the newest runs in the store."""
     table = Table()
-    for column in ("run", "suite", "agent", "status", "trials", "created"):
+    table.add_column("run", no_wrap=True)
+    for column in ("suite", "agent", "status", "trials", "created"):
         table.add_column(column)
     for row in Store(store).runs(limit):
         table.add_row(

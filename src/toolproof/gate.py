@@ -9,6 +9,7 @@ from toolproof.errors import UsageError
 
 _THRESHOLD = re.compile(r"^\s*([A-Za-z_@^0-9]+)\s*=\s*([0-9]*\.?[0-9]+)\s*$")
 _K = re.compile(r"^(?:pass@|pass\^|reliability_tax@)(\d+)")
+_KNOWN = re.compile(r"^(pass@\d+|pass\^\d+(_strict)?|reliability_tax@\d+)$")
 
 
 def parse_threshold(text: str) -> tuple[str, float]:
@@ -16,6 +17,11 @@ def parse_threshold(text: str) -> tuple[str, float]:
     match = _THRESHOLD.match(text)
     if not match:
         raise UsageError(f"--fail-under {text!r}: expected METRIC=VALUE, for example pass^5=0.85")
+    if not _KNOWN.match(match.group(1)):
+        raise UsageError(
+            f"--fail-under {match.group(1)}: unknown metric; use pass@K, pass^K, pass^K_strict "
+            "or reliability_tax@K"
+        )
     return match.group(1), float(match.group(2))
 
 

@@ -77,3 +77,43 @@ class ModelClient(ABC):
 
         Provider failures that persist after retries raise `InfraError`.
         """
+
+
+class ModelSettings(BaseModel):
+    """Per-model request settings, from the suite or the command line."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    tool_choice: str | None = Field(None, description="auto, required or none")
+    parallel_tool_calls: bool | None = None
+    seed: int | None = None
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Provider parameters passed through as they are."
+    )
+
+
+class ProviderError(Exception):
+    """A provider answered with an error (or not at all).
+
+    `retryable` errors (429, 5xx, 529/overloaded, timeouts, connection errors) are retried by
+    the retry layer; after its budget they become `InfraError`. Others are raised at once.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class ContextOverflow(Exception):
+    """The conversation no longer fits the model's context window: the agent's failure."""

@@ -153,6 +153,7 @@ async def run_suite(
     config = settings(suite, request)
     agent = resolve_agent(config["agent"])
     tasks = [suite.task(t) for t in config["tasks"]]
+    expected = await expected_hashes(suite, tasks)
     print_id = fingerprint(suite, config, agent.identity)
     run_id = resume or (None if fresh else store.latest(print_id, unfinished=True))
     resumed = run_id is not None
@@ -167,7 +168,6 @@ async def run_suite(
             tasks=task_rows(suite, tasks),
             version=__version__,
         )
-    expected = await expected_hashes(suite, tasks)
     specs = plan(tasks, config["trials"], config["seed"])
     done = store.done(run_id)
     todo: list[TrialSpec] = [s for s in specs if s.key not in done]

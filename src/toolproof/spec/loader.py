@@ -41,7 +41,7 @@ def validation_problems(exc: ValidationError, data: Any, where: str) -> list[Pro
     problems: list[Problem] = []
     seen: set[tuple[int | None, str]] = set()
     for error in exc.errors():
-        loc = [part for part in error["loc"] if not _is_union_tag(part)]
+        loc = _data_loc(data, error["loc"])
         line = line_of(data, loc)
         field = ".".join(str(p) for p in loc)
         kind = error["type"]
@@ -58,6 +58,25 @@ def validation_problems(exc: ValidationError, data: Any, where: str) -> list[Pro
             seen.add(key)
             problems.append(Problem(where, line, message))
     return problems
+
+
+def _data_loc(data: Any, loc: tuple[int | str, ...]) -> list[int | str]:
+    """The parts of a pydantic location that name places in the data.
+
+    pydantic adds the names of union members ('str', 'TaskSpec', 'list[str]') to locations;
+    those are dropped. A last part absent from the data (a missing field) is kept.
+    """
+    kept: list[int | str] = []
+    node = data
+    for i, part in enumerate(loc):
+        in_dict = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_dict or in_list:
+            node = node[part]
+        elif i < len(loc) - 1 or _is_union_tag(part):
+            continue
+        kept.append(part)
+    return kept
 
 
 def _is_union_tag(part: int | str) -> bool:
@@ -84,6 +103,7 @@ class _Loading:
         self.files: dict[str, bytes] = {}
         self.modules: dict[Path, ModuleType] = {}
         self.task_ids: dict[str, str] = {}
+        self.task_files: set[Path] = set()
 
     def problem(self, path: Path | str, line: int | None, message: str) -> None:
         where = shown(path) if isinstance(path, Path) else path
@@ -109,6 +129,9 @@ class _Loading:
         try:
             sys.modules[name] = module
             spec.loader.exec_module(module)
+        except SyntaxError as exc:
+            self.problem(path, exc.lineno, f"cannot import: SyntaxError: {exc.msg}")
+            return None
         except Exception as exc:
             frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
             line = frames[-1].lineno if frames else None
@@ -139,6 +162,7 @@ def load_suite(path: str | Path) -> Suite:
     if "tasks" in raw and not isinstance(task_entries, list):
         loading.problem(suite_path, line_of(raw, ["tasks"]), "tasks must be a list")
     if head is None:
+        _load_tasks(loading, task_entries if isinstance(task_entries, list) else [], raw)
         raise SuiteError(loading.problems)
     file: SuiteFile = head
     policy = _load_policy(loading, file, raw, suite_path)
@@ -146,7 +170,7 @@ def load_suite(path: str | Path) -> Suite:
     world = _load_world(loading, file, raw, suite_path)
     tasks = _load_tasks(loading, task_entries if isinstance(task_entries, list) else [], raw)
     for task in tasks:
-        _check_task(loading, task, tools, world)
+        _check_task(loading, task, tools, set(file.tools), world)
     if loading.problems:
         raise SuiteError(loading.problems)
     digest = hashlib.sha256()
@@ -352,6 +376,12 @@ def _load_tasks(loading: _Loading, entries: list[Any], raw: LineDict) -> list[Ta
             if not matches:
                 loading.problem(suite_where, line, f"no task files match '{entry}'")
             for path in matches:
+                if path in loading.task_files:
+                    loading.problem(
+                        suite_where, line, f"{shown(path)} is already included by an earlier entry"
+                    )
+                    continue
+                loading.task_files.add(path)
                 tasks.extend(_load_task_file(loading, path))
         elif isinstance(entry, dict):
             task = _parse_task(loading, entry, suite_where, ["tasks", i], raw)
@@ -404,11 +434,17 @@ def _parse_task(loading: _Loading, data: Any, where: str, loc: list[Any], doc: A
     )
 
 
-def _check_task(loading: _Loading, task: Task, tools: dict[str, ToolBinding], world: Any) -> None:
+def _check_task(
+    loading: _Loading, task: Task, tools: dict[str, ToolBinding], declared: set[str], world: Any
+) -> None:
+    """Semantic checks of one task. A tool declared in the spectra that did not load (its
+    problem is already reported) is not reported again as unknown."""
     spec = task.spec
-    first = loading.task_ids.setdefault(spec.id, f"{task.source}:{task.line}")
-    if first != f"{task.source}:{task.line}":
+    if spec.id in loading.task_ids:
+        first = loading.task_ids[spec.id]
         loading.problem(task.source, task.line, f"duplicate task id '{spec.id}' (first at {first})")
+    else:
+        loading.task_ids[spec.id] = f"{task.source}:{task.line}"
 
     def at(*loc: Any) -> int | None:
         return line_of(task.lines, list(loc)) or task.line
@@ -431,7 +467,8 @@ def _check_task(loading: _Loading, task: Task, tools: dict[str, ToolBinding], wo
             binding = tools.get(call.tool)
             line = at("expect", group, i, "tool")
             if binding is None:
-                loading.problem(task.source, line, f"unknown tool '{call.tool}' in {group}")
+                if call.tool not in declared:
+                    loading.problem(task.source, line, f"unknown tool '{call.tool}' in {group}")
                 continue
             if group == "actions":
                 for issue in binding.tool.check_arguments(dict(call.args)):

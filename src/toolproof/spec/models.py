@@ -17,6 +17,9 @@ from pydantic import (
     model_validator,
 )
 
+from toolproof.models.base import ModelSettings
+from toolproof.models.pricing import Price
+
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
 
@@ -83,6 +86,18 @@ class Defaults(Strict):
         return sorted(set(value))
 
 
+class ModelEntry(ModelSettings):
+    """How to reach and call one model: settings plus endpoint details."""
+
+    base_url: str | None = Field(None, description="For openai-compatible servers.")
+    headers: dict[str, str] = Field(default_factory=dict)
+    api_key_env: str | None = Field(None, description="Environment variable holding the key.")
+    prompted: bool = Field(
+        False, description="Describe tools in the prompt, parse calls from text."
+    )
+    max_concurrency: int = Field(16, ge=1, description="Starting limit of calls in flight.")
+
+
 PolicyRule = Literal["confirm_before_write"]
 
 
@@ -103,6 +118,12 @@ class SuiteFile(Strict):
         description="Task files (globs allowed) or inline tasks, in order."
     )
     defaults: Defaults = Field(default_factory=Defaults)
+    models: dict[str, ModelEntry] = Field(
+        default_factory=dict, description="Per-model settings, keyed by provider/model."
+    )
+    prices: dict[str, Price] = Field(
+        default_factory=dict, description="USD per million tokens; overrides bundled prices."
+    )
 
 
 # ---------------------------------------------------------------- tasks

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from sqlalchemy import Engine, create_engine, event, func, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 
@@ -39,7 +40,9 @@ class Store:
     def __init__(self, url: str | None = None) -> None:
         self.url = store_url(url)
         try:
-            self.engine: Engine = create_engine(self.url)
+            self.engine: Engine = create_engine(
+                self.url, json_serializer=_json_text, json_deserializer=orjson.loads
+            )
         except Exception as exc:
             raise StoreError(f"--store {self.url}: {exc}") from None
         if self.engine.dialect.name == "sqlite":
@@ -134,7 +137,7 @@ class Store:
         """Record one finished trial in its own transaction."""
         try:
             with self.engine.begin() as conn:
-                conn.execute(trials.insert().values(run_id=run_id, **_columns(result)))
+                conn.execute(trials.insert(), {"run_id": run_id, **_columns(result)})
         except IntegrityError:
             raise StoreError(
                 f"run {run_id} already has {result.task_id} trial {result.trial}"
@@ -196,6 +199,10 @@ def _columns(result: TrialResult) -> dict[str, Any]:
         "turns": result.turns,
         "result": result.model_dump(mode="json"),
     }
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

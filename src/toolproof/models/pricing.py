@@ -1,0 +1,77 @@
+"""Prices in USD per million tokens, bundled for common models and overridable.
+
+Bundled prices are list prices as published by the providers (input, output, cached input);
+they change, so a suite (`prices:`) or the config file can override any of them. A model with
+no known price has an unknown cost, shown as such: never as zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolproof.models.base import Usage
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached: float | None = Field(None, ge=0, description="Cached input; defaults to input.")
+
+
+def _p(input: float, output: float, cached: float | None = None) -> Price:
+    return Price(input=input, output=output, cached=cached)
+
+
+BUNDLED: dict[str, Price] = {
+    "openai/gpt-4o": _p(2.50, 10.00, 1.25),
+    "openai/gpt-4o-mini": _p(0.15, 0.60, 0.075),
+    "openai/gpt-4.1": _p(2.00, 8.00, 0.50),
+    "openai/gpt-4.1-mini": _p(0.40, 1.60, 0.10),
+    "openai/gpt-4.1-nano": _p(0.10, 0.40, 0.025),
+    "openai/o3": _p(2.00, 8.00, 0.50),
+    "openai/o4-mini": _p(1.10, 4.40, 0.275),
+    "openai/gpt-5": _p(1.25, 10.00, 0.125),
+    "openai/gpt-5-mini": _p(0.25, 2.00, 0.025),
+    "openai/gpt-5-nano": _p(0.05, 0.40, 0.005),
+    "anthropic/claude-opus-4": _p(15.00, 75.00, 1.50),
+    "anthropic/claude-opus-4-1": _p(15.00, 75.00, 1.50),
+    "anthropic/claude-opus-4-5": _p(5.00, 25.00, 0.50),
+    "anthropic/claude-sonnet-4": _p(3.00, 15.00, 0.30),
+    "anthropic/claude-sonnet-4-5": _p(3.00, 15.00, 0.30),
+    "anthropic/claude-haiku-4-5": _p(1.00, 5.00, 0.10),
+    "anthropic/claude-3-5-haiku": _p(0.80, 4.00, 0.08),
+    "openai-compatible/kimi-k2": _p(0.60, 2.50, 0.15),
+    "local/smollm2": _p(0.0, 0.0, 0.0),
+}
+
+
+class PriceTable:
+    """Bundled prices with overrides; looks a model up exactly, then by longest prefix."""
+
+    def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
+        self.prices = {**BUNDLED, **(overrides or {})}
+
+    def price(self, model: str) -> Price | None:
+        if model in self.prices:
+            return self.prices[model]
+        matches = [name for name in self.prices if model.startswith(name + "-")]
+        return self.prices[max(matches, key=len)] if matches else None
+
+    def cost(self, model: str, usage: Usage) -> float | None:
+        """USD for one call; None when the model has no known price."""
+        price = self.price(model)
+        if price is None:
+            return None
+        cached = min(usage.cached_tokens, usage.input_tokens)
+        cached_rate = price.input if price.cached is None else price.cached
+        return (
+            (usage.input_tokens - cached) * price.input
+            + cached * cached_rate
+            + usage.output_tokens * price.output
+        ) / 1_000_000

@@ -1,0 +1,821 @@
+"""Every problem in a suite is reported as `path:line: message`, all of them in one pass.
+
+Each kind of problem is checked through the API (`load_suite` raising `SuiteError` whose
+problems carry the file, the line and what is wrong) and, for a representative subset, through
+the command line (exit code 2, `path:line:` on stderr, no traceback).
+
+The suites are built in a temporary folder from the sound suite in `fixtures/mini`, with the
+text under test edited in; expected lines are counted in that text.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from toolproof.errors import Problem, SuiteError
+from toolproof.spec.loader import load_suite
+
+FIXTURE = Path(__file__).parent / "fixtures" / "mini"
+SOUND = (FIXTURE / "suite.yaml").read_text(encoding="utf-8")
+TOOLS = (FIXTURE / "tools.py").read_text(encoding="utf-8")
+CLI = Path(sys.executable).parent / "toolproof"
+
+
+def make_suite(root: Path, files: Mapping[str, str | None] | None = None) -> Path:
+    """The mini suite in `root`, with `files` (name -> text) written over it; None deletes."""
+    for source in FIXTURE.iterdir():
+        if source.is_file():
+            shutil.copy(source, root / source.name)
+    for name, text in (files or {}).items():
+        path = root / name
+        if text is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    return root
+
+
+def edit(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, f"{old!r} is not in the text exactly once"
+    return text.replace(old, new)
+
+
+def line_with(text: str, needle: str) -> int:
+    """The 1-based line of the one line of `text` that contains `needle`."""
+    found = [n for n, line in enumerate(text.splitlines(), start=1) if needle in line]
+    assert len(found) == 1, f"{needle!r} is on lines {found}"
+    return found[0]
+
+
+def problems_of(root: Path) -> list[Problem]:
+    with pytest.raises(SuiteError) as info:
+        load_suite(root)
+    assert info.value.problems, "a SuiteError without problems"
+    return info.value.problems
+
+
+def only_problem(root: Path) -> Problem:
+    problems = problems_of(root)
+    assert len(problems) == 1, "\n".join(map(str, problems))
+    return problems[0]
+
+
+def cli(*args: str, cwd: Path, columns: int = 200) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": str(columns), "NO_COLOR": "1"}
+    return subprocess.run(
+        [str(CLI), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A suite folder that is also the working directory, so problems name `suite.yaml`."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+# ---------------------------------------------------------------- the fixture itself
+
+
+def test_the_mini_fixture_is_a_sound_suite(here: Path) -> None:
+    suite = load_suite(make_suite(here))
+    assert [t.id for t in suite.tasks] == ["cancel", "status"]
+
+
+# ---------------------------------------------------------------- YAML syntax
+
+
+def test_yaml_syntax_error_in_suite_file_is_located(here: Path) -> None:
+    text = edit(SOUND, "policy: policy.md", "policy: policy.md: oops")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert problem.path == "suite.yaml"
+    assert problem.line == 2
+    assert "YAML syntax error" in problem.message
+    assert "mapping values are not allowed" in problem.message
+
+
+def test_tab_indentation_is_a_located_syntax_error(here: Path) -> None:
+    text = edit(SOUND, "world:\n  data:", "world:\n\tdata:")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "\tdata"))
+    assert "YAML syntax error" in problem.message
+
+
+def test_duplicate_yaml_key_is_located(here: Path) -> None:
+    text = edit(SOUND, "name: mini\n", "name: mini\nname: again\n")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", 2)
+    assert "duplicate key 'name'" in problem.message
+
+
+def test_suite_file_that_is_not_a_mapping_is_reported(here: Path) -> None:
+    problem = only_problem(make_suite(here, {"suite.yaml": "- just\n- a list\n"}))
+    assert (problem.path, problem.line) == ("suite.yaml", 1)
+    assert "mapping" in problem.message
+
+
+def test_folder_without_suite_file_is_reported(here: Path) -> None:
+    problem = only_problem(here)
+    assert problem.path == "suite.yaml"
+    assert "suite.yaml not found" in problem.message
+
+
+# ---------------------------------------------------------------- unknown and missing fields
+
+
+def test_unknown_top_level_field_is_named_and_located(here: Path) -> None:
+    text = edit(SOUND, "name: mini\n", "name: mini\nnmae: typo\n")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", 2)
+    assert "unknown field 'nmae'" in problem.message
+
+
+def test_unknown_field_in_tool_entry_names_the_tool(here: Path) -> None:
+    text = edit(SOUND, "get_order: {tier: 1, weight: 0.7}", "get_order: {tier: 1, wieght: 0.7}")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "wieght"))
+    assert "unknown field 'wieght' in tools.get_order" in problem.message
+
+
+def test_unknown_field_in_expect_names_the_field(here: Path) -> None:
+    text = edit(SOUND, 'must_say: ["cancelled"]', 'must_sayy: ["cancelled"]')
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "must_sayy"))
+    assert "unknown field 'must_sayy' in expect" in problem.message
+
+
+def test_unknown_field_in_user_reply_names_the_field_and_the_missing_one(here: Path) -> None:
+    text = edit(SOUND, "{when: asks_confirmation,", "{whem: asks_confirmation,")
+    problems = problems_of(make_suite(here, {"suite.yaml": text}))
+    line = line_with(text, "whem")
+    assert {(p.path, p.line) for p in problems} == {("suite.yaml", line)}
+    messages = " | ".join(p.message for p in problems)
+    assert "unknown field 'whem' in user.replies.0" in messages
+    assert "missing required field 'user.replies.0.when'" in messages
+
+
+def test_missing_required_field_is_named(here: Path) -> None:
+    text = edit(SOUND, "name: mini\n", "")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert problem.path == "suite.yaml"
+    assert problem.line == 1
+    assert "missing required field 'name'" in problem.message
+
+
+def test_task_without_user_is_located_at_the_task(here: Path) -> None:
+    text = edit(SOUND, '    user: {opening: "Where is order B?"}\n', "")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "- id: status"))
+    assert "missing required field 'user'" in problem.message
+
+
+def test_wrong_value_in_suite_head_is_located(here: Path) -> None:
+    text = edit(SOUND, "cancel_order: {tier: 3,", "cancel_order: {tier: 4,")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "tier: 4"))
+    assert "tools.cancel_order.tier" in problem.message
+    assert "1, 2 or 3" in problem.message
+
+
+def test_task_id_with_spaces_is_located(here: Path) -> None:
+    text = edit(SOUND, "- id: status", "- id: order status")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "order status"))
+    assert "task ids" in problem.message
+
+
+def test_state_check_with_two_checks_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "      must_say: [shipped]\n",
+        "      must_say: [shipped]\n"
+        "      state:\n"
+        "        - {path: orders/B/status, equals: shipped, exists: true}\n",
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "path: orders/B"))
+    assert "exactly one of equals" in problem.message
+
+
+# ---------------------------------------------------------------- gold actions
+
+
+def test_unknown_tool_in_gold_action_is_located(here: Path) -> None:
+    text = edit(SOUND, "{tool: cancel_order,", "{tool: cancel_ordr,")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", 21)
+    assert "unknown tool 'cancel_ordr' in actions" in problem.message
+
+
+def test_wrong_argument_type_in_gold_action_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "      actions: [{tool: get_order, args: {order_id: B}}]\n",
+        "      actions:\n        - tool: get_order\n          args: {order_id: 7}\n",
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "order_id: 7"))
+    assert "get_order" in problem.message
+    assert "order_id" in problem.message
+    assert "valid string" in problem.message
+
+
+def test_missing_argument_in_gold_action_is_reported(here: Path) -> None:
+    text = edit(SOUND, "{tool: get_order, args: {order_id: B}}", "{tool: get_order}")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "{tool: get_order}"))
+    assert "order_id: missing required argument" in problem.message
+
+
+def test_unexpected_argument_in_gold_action_is_reported(here: Path) -> None:
+    text = edit(SOUND, "args: {order_id: B}", "args: {order_id: B, note: hi}")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "note: hi"))
+    assert "note: unexpected argument" in problem.message
+
+
+# ---------------------------------------------------------------- missing files
+
+
+def test_missing_policy_file_is_located_at_the_policy_field(here: Path) -> None:
+    problem = only_problem(make_suite(here, {"policy.md": None}))
+    assert (problem.path, problem.line) == ("suite.yaml", 2)
+    assert "policy file not found: policy.md" in problem.message
+
+
+def test_missing_world_data_is_located_at_its_entry(here: Path) -> None:
+    problem = only_problem(make_suite(here, {"orders.yaml": None}))
+    assert (problem.path, problem.line) == ("suite.yaml", 5)
+    assert "world data not found: orders.yaml" in problem.message
+
+
+def test_missing_tools_module_is_located_at_the_backend(here: Path) -> None:
+    problems = problems_of(make_suite(here, {"tools.py": None}))
+    first = problems[0]
+    assert (first.path, first.line) == ("suite.yaml", 7)
+    assert "file not found: tools.py" in first.message
+
+
+def test_task_glob_matching_nothing_is_located(here: Path) -> None:
+    text = edit(SOUND, "tasks:\n", "tasks:\n  - tasks/*.yaml\n")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "tasks/*.yaml"))
+    assert "no task files match 'tasks/*.yaml'" in problem.message
+
+
+def test_world_data_json_syntax_error_names_the_data_file(here: Path) -> None:
+    text = edit(SOUND, "data: [orders.yaml]", "data: [orders.json]")
+    data = '{"A": {"status": "pending"},\n "B": }\n'
+    problem = only_problem(make_suite(here, {"suite.yaml": text, "orders.json": data}))
+    assert (problem.path, problem.line) == ("orders.json", 2)
+    assert "JSON syntax error" in problem.message
+
+
+def test_world_data_yaml_syntax_error_names_the_data_file(here: Path) -> None:
+    data = "A: {status: pending}\nB: {status: [shipped}\n"
+    problem = only_problem(make_suite(here, {"orders.yaml": data}))
+    assert (problem.path, problem.line) == ("orders.yaml", 2)
+    assert "YAML syntax error" in problem.message
+
+
+# ---------------------------------------------------------------- duplicate ids
+
+
+def test_duplicate_task_id_names_both_places(here: Path) -> None:
+    text = edit(SOUND, "- id: status", "- id: cancel")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", 23)
+    assert "duplicate task id 'cancel'" in problem.message
+    assert "first at suite.yaml:12" in problem.message
+
+
+def test_duplicate_task_id_across_task_file_and_inline_task(here: Path) -> None:
+    text = edit(SOUND, "tasks:\n", "tasks:\n  - more.yaml\n")
+    more = 'id: status\nuser: {opening: "Is B on its way?"}\nexpect: {must_say: [shipped]}\n'
+    problem = only_problem(make_suite(here, {"suite.yaml": text, "more.yaml": more}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "- id: status"))
+    assert "duplicate task id 'status' (first at more.yaml:1)" in problem.message
+
+
+def test_task_file_matched_twice_is_reported_at_the_second_entry(here: Path) -> None:
+    text = edit(SOUND, "tasks:\n", "tasks:\n  - tasks/*.yaml\n  - tasks/more.yaml\n")
+    more = 'id: where\nuser: {opening: "Is B on its way?"}\nexpect: {must_say: [shipped]}\n'
+    files = {"suite.yaml": text, "tasks/more.yaml": more}
+    problem = only_problem(make_suite(here, files))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "- tasks/more.yaml"))
+    assert "tasks/more.yaml is already included by an earlier entry" in problem.message
+
+
+def test_duplicate_ids_on_one_line_are_reported(here: Path) -> None:
+    head = SOUND.split("tasks:\n")[0]
+    text = (
+        head + "tasks: [{id: a, user: {opening: hi}, expect: {must_say: [x]}},"
+        " {id: a, user: {opening: hi}, expect: {must_say: [y]}}]\n"
+    )
+    problems = problems_of(make_suite(here, {"suite.yaml": text}))
+    assert any("duplicate task id 'a'" in p.message for p in problems)
+
+
+# ---------------------------------------------------------------- references
+
+
+def test_tool_in_spectra_missing_from_backend_is_located(here: Path) -> None:
+    text = edit(SOUND, "tools:\n", "tools:\n  refund_order: {tier: 2}\n")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "refund_order"))
+    assert "tool 'refund_order' not found in backend 't'" in problem.message
+    assert "cancel_order, get_order" in problem.message
+
+
+def test_unknown_backend_is_located_at_the_tool(here: Path) -> None:
+    text = edit(SOUND, "{tier: 3, weight: 0.3}", "{tier: 3, weight: 0.3, backend: zz}")
+    problems = problems_of(make_suite(here, {"suite.yaml": text}))
+    first = problems[0]
+    assert (first.path, first.line) == ("suite.yaml", line_with(text, "backend: zz"))
+    assert "tool 'cancel_order': unknown backend 'zz'" in first.message
+
+
+def test_tool_without_backend_among_several_is_reported(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "  t: {type: python, module: tools.py}\n",
+        "  t: {type: python, module: tools.py}\n  u: {type: python, module: tools.py}\n",
+    )
+    problems = problems_of(make_suite(here, {"suite.yaml": text}))
+    assert (
+        Problem(
+            "suite.yaml",
+            line_with(text, "get_order: {tier"),
+            "tool 'get_order': say which backend (there are several)",
+        )
+        in problems
+    )
+
+
+def test_initial_state_naming_an_unknown_collection_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        '    user: {opening: "Where is order B?"}\n',
+        '    initial_state:\n      customers: {c1: {name: Ann}}\n    user: {opening: "Where?"}\n',
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "customers:"))
+    assert "initial_state names 'customers'" in problem.message
+
+
+def test_forbidden_call_with_unknown_argument_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "      must_say: [shipped]\n",
+        "      must_say: [shipped]\n      forbidden_calls:\n"
+        "        - tool: cancel_order\n          args: {id: B}\n",
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "{id: B}"))
+    assert "cancel_order has no argument 'id'" in problem.message
+
+
+def test_required_call_with_unknown_argument_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "      must_say: [shipped]\n",
+        "      must_say: [shipped]\n      calls:\n"
+        "        - tool: get_order\n          args:\n            orderid: B\n",
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "orderid: B"))
+    assert "get_order has no argument 'orderid'" in problem.message
+
+
+def test_unknown_tool_in_forbidden_calls_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "      must_say: [shipped]\n",
+        "      must_say: [shipped]\n      forbidden_calls: [{tool: delete_order}]\n",
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "delete_order"))
+    assert "unknown tool 'delete_order' in forbidden_calls" in problem.message
+
+
+def test_invalid_parameters_schema_override_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "  get_order: {tier: 1, weight: 0.7}\n",
+        "  get_order:\n    tier: 1\n    parameters: {type: objekt}\n",
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "parameters:"))
+    assert "bad JSON Schema" in problem.message
+
+
+# ---------------------------------------------------------------- expectations and conditions
+
+
+def test_task_without_expectations_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "    expect:\n      actions: [{tool: get_order, args: {order_id: B}}]\n"
+        "      must_say: [shipped]\n",
+        "    expect: {}\n",
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "expect: {}"))
+    assert "task 'status' has no expectations" in problem.message
+
+
+def test_unknown_when_condition_is_located(here: Path) -> None:
+    text = edit(SOUND, "when: asks_confirmation", "when: asks_confirm")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", 17)
+    assert "unknown condition 'asks_confirm'" in problem.message
+    assert "asks_confirmation" in problem.message
+
+
+def test_when_with_both_contains_and_regex_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        '        - {when: asks_confirmation, say: "Yes, go ahead."}\n',
+        "        - say: Sure\n          when: {contains: [sure], regex: ok}\n",
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "contains: [sure]"))
+    assert "exactly one of 'contains' or 'regex'" in problem.message
+
+
+def test_bad_regex_in_when_is_located(here: Path) -> None:
+    text = edit(SOUND, "when: asks_confirmation", "when: {regex: 'go ahead(('}")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", 17)
+    assert "bad regex" in problem.message
+    assert "user.replies.0.when" in problem.message
+
+
+def test_bad_regex_in_scripted_turn_is_located(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "      replies:\n",
+        "      turns:\n        - say: Hello\n          when: {regex: '[a-'}\n      replies:\n",
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "regex: '[a-'"))
+    assert "user.turns.0.when" in problem.message
+    assert "bad regex" in problem.message
+
+
+# ---------------------------------------------------------------- task files
+
+ONE_TASK = """\
+id: one
+user: {opening: "Where is order B?"}
+expect:
+  must_say: [shipped]
+"""
+
+TWO_TASKS = """\
+- id: two
+  user: {opening: "Where is order A?"}
+  expect:
+    must_say: [pending]
+- id: three
+  user: {opening: "Where is order A?"}
+  expect:
+    must_say: [pending]
+"""
+
+
+def with_task_files(**files: str) -> dict[str, str | None]:
+    text = edit(SOUND, "tasks:\n", "tasks:\n  - tasks/*.yaml\n")
+    out: dict[str, str | None] = {"suite.yaml": text}
+    out.update({f"tasks/{name}.yaml": body for name, body in files.items()})
+    return out
+
+
+def test_problem_in_single_task_file_names_that_file(here: Path) -> None:
+    one = edit(ONE_TASK, "must_say", "must_sayy")
+    problem = only_problem(make_suite(here, with_task_files(a=one, b=TWO_TASKS)))
+    assert (problem.path, problem.line) == ("tasks/a.yaml", 4)
+    assert "unknown field 'must_sayy' in expect" in problem.message
+
+
+def test_problem_in_list_task_file_names_that_file_and_line(here: Path) -> None:
+    two = edit(TWO_TASKS, "- id: three", "- id: three\n  storyy: x")
+    problem = only_problem(make_suite(here, with_task_files(a=ONE_TASK, b=two)))
+    assert (problem.path, problem.line) == ("tasks/b.yaml", line_with(two, "storyy"))
+    assert "unknown field 'storyy'" in problem.message
+
+
+def test_yaml_syntax_error_in_task_file_names_that_file_and_line(here: Path) -> None:
+    broken = edit(ONE_TASK, "must_say: [shipped]", "must_say: shipped: now")
+    bad_field = edit(TWO_TASKS, "must_say: [pending]\n- id", "must_sayy: [pending]\n- id")
+    problems = problems_of(make_suite(here, with_task_files(a=broken, b=bad_field)))
+    assert [(p.path, p.line) for p in problems] == [("tasks/a.yaml", 4), ("tasks/b.yaml", 4)]
+    assert "YAML syntax error" in problems[0].message
+    assert "must_sayy" in problems[1].message
+
+
+def test_task_file_that_is_not_a_task_is_reported(here: Path) -> None:
+    problem = only_problem(make_suite(here, with_task_files(a="just a sentence\n")))
+    assert (problem.path, problem.line) == ("tasks/a.yaml", 1)
+    assert "one task (a mapping) or a list of tasks" in problem.message
+
+
+def test_list_item_that_is_not_a_task_is_located(here: Path) -> None:
+    body = "- id: ok\n  user: {opening: hi}\n  expect: {must_say: [x]}\n- 42\n"
+    problem = only_problem(make_suite(here, with_task_files(a=body)))
+    assert (problem.path, problem.line) == ("tasks/a.yaml", 4)
+    assert "each task is a mapping" in problem.message
+
+
+def test_task_entry_that_is_neither_glob_nor_mapping_is_located(here: Path) -> None:
+    text = edit(SOUND, "tasks:\n", "tasks:\n  - 42\n")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "- 42"))
+    assert "file glob or a task mapping" in problem.message
+
+
+def test_json_task_file_problem_is_located(here: Path) -> None:
+    text = edit(SOUND, "tasks:\n", "tasks:\n  - extra.json\n")
+    body = '{"id": "j", "user": {"opening": "hi"},\n "expect": {"must_sayy": ["x"]}}\n'
+    problem = only_problem(make_suite(here, {"suite.yaml": text, "extra.json": body}))
+    assert (problem.path, problem.line) == ("extra.json", 2)
+    assert "unknown field 'must_sayy' in expect" in problem.message
+
+
+# ---------------------------------------------------------------- the tools module
+
+BROKEN_TOOLS = TOOLS + "\n\nraise RuntimeError('no database configured')\n"
+
+
+def test_tools_module_raising_at_import_reports_its_line(here: Path) -> None:
+    tools = BROKEN_TOOLS
+    problems = problems_of(make_suite(here, {"tools.py": tools}))
+    first = problems[0]
+    assert (first.path, first.line) == ("tools.py", line_with(tools, "raise RuntimeError"))
+    assert "cannot import: RuntimeError: no database configured" in first.message
+
+
+def test_tools_module_with_missing_import_reports_its_line(here: Path) -> None:
+    tools = "import no_such_module_for_toolproof\n" + TOOLS
+    problems = problems_of(make_suite(here, {"tools.py": tools}))
+    first = problems[0]
+    assert (first.path, first.line) == ("tools.py", 1)
+    assert "ModuleNotFoundError" in first.message
+    assert "no_such_module_for_toolproof" in first.message
+
+
+def test_tools_module_with_syntax_error_reports_its_line(here: Path) -> None:
+    tools = edit(TOOLS, "def cancel_order(", "def cancel_order(:")
+    problems = problems_of(make_suite(here, {"tools.py": tools}))
+    first = problems[0]
+    assert first.path == "tools.py"
+    assert "SyntaxError" in first.message
+    assert first.line == line_with(tools, "def cancel_order(:")
+
+
+def test_tools_module_without_tools_is_reported_at_the_backend(here: Path) -> None:
+    problems = problems_of(make_suite(here, {"tools.py": "VERSION = 1\n"}))
+    first = problems[0]
+    assert (first.path, first.line) == ("suite.yaml", 7)
+    assert "backend 't': no @tool functions in tools.py" in first.message
+
+
+def test_failed_tools_import_is_not_followed_by_unknown_tool_noise(here: Path) -> None:
+    tools = BROKEN_TOOLS
+    problems = problems_of(make_suite(here, {"tools.py": tools}))
+    assert [p.path for p in problems] == ["tools.py"], "\n".join(map(str, problems))
+
+
+# ---------------------------------------------------------------- locations and rendering
+
+
+def test_problem_renders_as_path_line_message() -> None:
+    assert str(Problem("suite.yaml", 7, "bad")) == "suite.yaml:7: bad"
+    assert str(Problem("suite.yaml", None, "bad")) == "suite.yaml: bad"
+    error = SuiteError([Problem("a.yaml", 1, "x"), Problem("b.yaml", 2, "y")])
+    assert str(error) == "a.yaml:1: x\nb.yaml:2: y"
+    assert error.exit_code == 2
+
+
+def test_paths_outside_the_working_directory_are_shown_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    text = edit(SOUND, "{tool: cancel_order,", "{tool: cancel_ordr,")
+    problem = only_problem(make_suite(suite, {"suite.yaml": text}))
+    assert Path(problem.path) == (suite / "suite.yaml").resolve()
+    assert problem.line == 21
+
+
+def test_problem_in_capitalised_tool_entry_is_located_at_that_tool(here: Path) -> None:
+    tools = TOOLS.replace("def get_order(", "def GetOrder(")
+    text = SOUND.replace("get_order", "GetOrder")
+    text = edit(text, "GetOrder: {tier: 1,", "GetOrder: {tier: 5,")
+    problem = only_problem(make_suite(here, {"suite.yaml": text, "tools.py": tools}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "tier: 5"))
+    assert "tools.GetOrder.tier" in problem.message
+
+
+# ---------------------------------------------------------------- many problems in one pass
+
+MANY = """\
+name: many
+policy: policy.md
+world:
+  data: [orders.yaml]
+backends:
+  t: {type: python, module: tools.py}
+tools:
+  get_order: {tier: 1}
+  cancel_order: {tier: 3}
+  refund_order: {tier: 2}
+tasks:
+  - id: typo-tool
+    user: {opening: "Cancel A"}
+    expect:
+      actions:
+        - {tool: cancel_ordr, args: {order_id: A}}
+  - id: wrong-type
+    user: {opening: "Where is B?"}
+    expect:
+      actions:
+        - tool: get_order
+          args: {order_id: 7}
+  - id: wrong-type
+    user: {opening: "Where is B?"}
+    expect: {must_say: [shipped]}
+  - id: empty
+    user: {opening: "Hello"}
+    expect: {}
+  - id: bad-when
+    user:
+      opening: "Cancel A"
+      replies:
+        - {when: asks_confirm, say: "Yes"}
+    expect: {must_say: [cancelled]}
+  - id: bad-regex
+    user:
+      opening: "Cancel A"
+      turns:
+        - {when: {regex: "yes(("}, say: "Yes"}
+    expect: {must_say: [cancelled]}
+  - id: bad-refs
+    initial_state:
+      customers: {c1: {name: Ann}}
+    user: {opening: "Where is B?"}
+    expect:
+      must_say: [shipped]
+      forbidden_calls:
+        - {tool: cancel_order, args: {id: B}}
+      calls:
+        - tool: get_order
+          args: {orderid: B}
+  - tasks/*.yaml
+  - extra/*.yaml
+"""
+
+MANY_TASK_FILE = """\
+- id: nested-typo
+  user: {opening: "Where is B?"}
+  expect:
+    must_sayy: [shipped]
+"""
+
+# (path, line, what the message must say), in the order they are reported
+MANY_PROBLEMS = [
+    ("suite.yaml", 10, "tool 'refund_order' not found in backend 't'"),
+    ("suite.yaml", 33, "unknown condition 'asks_confirm'"),
+    ("suite.yaml", 39, "bad regex"),
+    ("tasks/more.yaml", 4, "unknown field 'must_sayy' in expect"),
+    ("suite.yaml", 53, "no task files match 'extra/*.yaml'"),
+    ("suite.yaml", 16, "unknown tool 'cancel_ordr' in actions"),
+    ("suite.yaml", 22, "get_order: order_id: Input should be a valid string"),
+    ("suite.yaml", 23, "duplicate task id 'wrong-type' (first at suite.yaml:17)"),
+    ("suite.yaml", 28, "task 'empty' has no expectations"),
+    ("suite.yaml", 51, "get_order has no argument 'orderid'"),
+    ("suite.yaml", 48, "cancel_order has no argument 'id'"),
+    ("suite.yaml", 43, "initial_state names 'customers'"),
+]
+
+
+def many_problems_suite(root: Path) -> Path:
+    return make_suite(root, {"suite.yaml": MANY, "tasks/more.yaml": MANY_TASK_FILE})
+
+
+def test_many_problems_are_all_reported_in_one_pass(here: Path) -> None:
+    problems = problems_of(many_problems_suite(here))
+    assert [(p.path, p.line) for p in problems] == [(p, n) for p, n, _ in MANY_PROBLEMS]
+    for problem, (_, _, said) in zip(problems, MANY_PROBLEMS, strict=True):
+        assert said in problem.message, str(problem)
+
+
+def test_suite_field_problem_does_not_hide_task_problems(here: Path) -> None:
+    text = edit(SOUND, "name: mini\n", "name: mini\nnmae: typo\n")
+    text = edit(text, 'must_say: ["cancelled"]', 'must_sayy: ["cancelled"]')
+    problems = problems_of(make_suite(here, {"suite.yaml": text}))
+    messages = [p.message for p in problems]
+    assert any("'nmae'" in m for m in messages)
+    assert any("'must_sayy'" in m for m in messages)
+
+
+# ---------------------------------------------------------------- the command line
+
+CLI_CASES: dict[str, tuple[Mapping[str, str | None], str]] = {
+    "unknown-tool-in-gold-action": (
+        {"suite.yaml": edit(SOUND, "{tool: cancel_order,", "{tool: cancel_ordr,")},
+        "suite.yaml:21: unknown tool 'cancel_ordr' in actions",
+    ),
+    "yaml-syntax-error": (
+        {"suite.yaml": edit(SOUND, "policy: policy.md", "policy: policy.md: oops")},
+        "suite.yaml:2: YAML syntax error",
+    ),
+    "unknown-nested-field": (
+        {"suite.yaml": edit(SOUND, 'must_say: ["cancelled"]', 'must_sayy: ["cancelled"]')},
+        "suite.yaml:22: unknown field 'must_sayy' in expect",
+    ),
+    "missing-policy": ({"policy.md": None}, "suite.yaml:2: policy file not found: policy.md"),
+    "duplicate-task-id": (
+        {"suite.yaml": edit(SOUND, "- id: status", "- id: cancel")},
+        "suite.yaml:23: duplicate task id 'cancel'",
+    ),
+    "bad-regex": (
+        {"suite.yaml": edit(SOUND, "when: asks_confirmation", "when: {regex: 'go ahead(('}")},
+        "suite.yaml:17: user.replies.0.when: Value error, bad regex",
+    ),
+    "task-file-syntax-error": (
+        with_task_files(a=edit(ONE_TASK, "must_say: [shipped]", "must_say: shipped: now")),
+        "tasks/a.yaml:4: YAML syntax error",
+    ),
+    "tools-import-error": (
+        {"tools.py": BROKEN_TOOLS},
+        f"tools.py:{line_with(BROKEN_TOOLS, 'raise RuntimeError')}: cannot import: RuntimeError",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CLI_CASES))
+def test_validate_prints_located_problem_and_exits_2(tmp_path: Path, case: str) -> None:
+    files, expected = CLI_CASES[case]
+    make_suite(tmp_path, files)
+    result = cli("validate", ".", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_validate_prints_every_problem_of_many_and_exits_2(tmp_path: Path) -> None:
+    many_problems_suite(tmp_path)
+    result = cli("validate", ".", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    for path, line, said in MANY_PROBLEMS:
+        assert any(x.startswith(f"{path}:{line}: ") and said in x for x in lines), (
+            f"{path}:{line}: {said}\n{result.stderr}"
+        )
+    assert f"{len(MANY_PROBLEMS)} problem(s)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_run_refuses_an_unsound_suite_with_located_problems(tmp_path: Path) -> None:
+    make_suite(tmp_path, {"suite.yaml": edit(SOUND, "- id: status", "- id: cancel")})
+    result = cli("run", ".", "--store", str(tmp_path / "runs.db"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "suite.yaml:23: duplicate task id 'cancel'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_validate_on_a_missing_folder_exits_2_without_traceback(tmp_path: Path) -> None:
+    result = cli("validate", "no-such-suite", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no-such-suite: no suite here: suite.yaml not found" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_each_problem_is_one_line_in_a_narrow_terminal(tmp_path: Path) -> None:
+    text = edit(
+        SOUND,
+        "    expect:\n      actions: [{tool: get_order, args: {order_id: B}}]\n"
+        "      must_say: [shipped]\n",
+        "    expect: {}\n",
+    )
+    make_suite(tmp_path, {"suite.yaml": text})
+    result = cli("validate", ".", cwd=tmp_path, columns=80)
+    assert result.returncode == 2
+    *problems, summary = result.stderr.strip().splitlines()
+    assert summary == "1 problem(s)"
+    assert problems == [
+        "suite.yaml:25: task 'status' has no expectations; a task that cannot fail proves "
+        "nothing (give actions, state, calls, forbidden_calls, must_say or must_not_say)"
+    ]
