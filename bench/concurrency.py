@@ -61,7 +61,9 @@ def write_suite(root: Path, turns: int, latency: float) -> Path:
     calls = "\n".join(
         "  - tool_calls: [{name: lookup, arguments: {key: a}}]" for _ in range(turns - 1)
     )
-    (root / "script.yaml").write_text(f"latency_s: {latency}\ndefault:\n{calls}\n  - text: 'It is 1.'\n")
+    (root / "script.yaml").write_text(
+        f"latency_s: {latency}\ndefault:\n{calls}\n  - text: 'It is 1.'\n"
+    )
     return root
 
 
@@ -103,7 +105,8 @@ def main() -> None:
         wall = time.perf_counter() - clock
 
     ideal = math.ceil(args.trials / args.concurrency) * args.turns * args.latency
-    print(f"{args.trials} trials x {args.turns} turns of {args.latency}s at concurrency {args.concurrency}")
+    shape = f"{args.trials} trials x {args.turns} turns of {args.latency}s"
+    print(f"{shape} at concurrency {args.concurrency}")
     print(f"passed {report.summary['counts']['passed']} of {report.summary['counts']['total']}")
     print(f"wall {wall:.2f} s, ideal {ideal:.2f} s, overhead {100 * (wall / ideal - 1):.1f}%")
     print("RSS (MiB) after N trials: " + ", ".join(f"{n}: {mb:.1f}" for n, mb in samples))

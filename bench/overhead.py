@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import subprocess
 import sys
@@ -44,11 +45,21 @@ def main() -> None:
 
         request = RunRequest(agent="oracle", trials=args.trials, k=[1], concurrency=1)
         asyncio.run(run_suite(suite, request, store, on_result=on_result))
-        gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(stamps)]
 
-        command = [str(Path(sys.executable).parent / "toolproof"), "run", args.suite,
-                   "--agent", "oracle", "--trials", str(args.trials), "--k", "1",
-                   "--store", str(Path(tmp) / "cli.db")]  # fmt: skip
+        command = [
+            str(Path(sys.executable).parent / "toolproof"),
+            "run",
+            args.suite,
+            "--agent",
+            "oracle",
+            "--trials",
+            str(args.trials),
+            "--k",
+            "1",
+            "--store",
+            str(Path(tmp) / "cli.db"),
+        ]
         clock = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)
         wall = time.perf_counter() - clock
@@ -61,7 +72,8 @@ def main() -> None:
         f"median {statistics.median(gaps) * 1e3:.2f} ms, p95 "
         f"{sorted(gaps)[int(0.95 * (len(gaps) - 1))] * 1e3:.2f} ms"
     )
-    print(f"end to end `toolproof run {args.suite} --agent oracle --trials {args.trials}`: {wall:.2f} s")
+    shown = f"toolproof run {args.suite} --agent oracle --trials {args.trials}"
+    print(f"end to end `{shown}`: {wall:.2f} s")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,9 @@ def load(folder: Path) -> dict[str, Any]:
         if path.name.endswith(".json"):
             data[path.name.removesuffix(".json")] = json.loads(path.read_bytes())
         elif path.name.endswith(".json.gz"):
-            data[path.name.removesuffix(".json.gz")] = json.loads(gzip.decompress(path.read_bytes()))
+            data[path.name.removesuffix(".json.gz")] = json.loads(
+                gzip.decompress(path.read_bytes())
+            )
     if not data:
         sys.exit(f"{folder}: no .json or .json.gz files")
     return data
@@ -94,7 +96,9 @@ def main() -> None:
     size = len(json.dumps(data))
     print(f"data: {args.data_dir} ({size / 1e6:.1f} MB of JSON)")
     print(f"one-time load, freeze and first hash: {setup:.2f} s")
-    print(f"per trial (copy + 3 writes + hash + diff), median of {args.trials}: {ours * 1e3:.3f} ms")
+    print(
+        f"per trial (copy + 3 writes + hash + diff), median of {args.trials}: {ours * 1e3:.3f} ms"
+    )
     print(f"baseline (reload JSON + hash twice), median of {args.baseline_trials}: {theirs:.3f} s")
     print(f"speed-up: {theirs / ours:.0f}x")
 

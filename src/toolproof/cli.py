@@ -33,7 +33,7 @@ app = typer.Typer(
 import_app = typer.Typer(help="Import another harness's results as a run.", no_args_is_help=True)
 app.add_typer(import_app, name="import")
 
-console = Console()
+console = Console() if sys.stdout.isatty() else Console(width=160)
 errors = Console(stderr=True, soft_wrap=True)
 
 StoreOpt = Annotated[
@@ -135,7 +135,35 @@ def validate(
 @app.command()
 def run(
     suite: Annotated[Path | None, typer.Argument(help="Suite folder or its suite.yaml.")] = None,
-    agent: Annotated[str, typer.Option(help="oracle, null or scripted:FILE.")] = "oracle",
+    agent: Annotated[str | None, typer.Option(help="oracle, null or scripted:FILE.")] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="provider/model; repeat to compare models in one run."),
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="Base URL (openai-compatible).")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option("--header", help="HTTP header KEY=VALUE; repeatable.")
+    ] = None,
+    temperature: Annotated[float | None, typer.Option(help="Model temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Max output tokens per call.")] = None,
+    tool_choice: Annotated[str | None, typer.Option(help="auto, required or none.")] = None,
+    parallel_tool_calls: Annotated[
+        bool | None, typer.Option(help="Allow parallel tool calls.")
+    ] = None,
+    model_param: Annotated[
+        list[str] | None,
+        typer.Option("--model-param", help="Extra provider parameter KEY=JSON; repeatable."),
+    ] = None,
+    prompted: Annotated[
+        bool, typer.Option(help="Prompted tool calling: tools in the prompt, calls parsed.")
+    ] = False,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Stop starting trials once this many USD are spent.")
+    ] = None,
+    user_model: Annotated[
+        str | None,
+        typer.Option(help="provider/model simulating every task's user (instead of scripts)."),
+    ] = None,
     trials: Annotated[int | None, typer.Option(min=1, help="Trials per task.")] = None,
     k: KOpt = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Trials at once.")] = None,
@@ -160,6 +188,19 @@ def run(
         parse_threshold(threshold)
     request = RunRequest(
         agent=agent,
+        models=list(model or []),
+        model_flags=model_flags(
+            base_url=base_url,
+            headers=header,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls,
+            params=model_param,
+            prompted=prompted,
+        ),
+        max_cost=max_cost,
+        user_model=user_model,
         trials=trials,
         k=with_threshold_ks(parse_k(k), fail_under) or None,
         concurrency=concurrency,
@@ -196,7 +237,53 @@ def run(
         raise typer.Exit(130) from None
     finally:
         progress.stop()
+    if report.stopped:
+        stopped = report.summary.get("stopped", "stopped early")
+        console.print(f"[yellow]{stopped}; run again with a higher --max-cost to go on")
     finish(report.summary, json_path, fail_under)
+
+
+def model_flags(
+    *,
+    base_url: str | None,
+    headers: list[str] | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    tool_choice: str | None,
+    parallel_tool_calls: bool | None,
+    params: list[str] | None,
+    prompted: bool,
+) -> dict[str, Any]:
+    """Model settings given on the command line (only those given)."""
+    flags: dict[str, Any] = {
+        "base_url": base_url,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "tool_choice": tool_choice,
+        "parallel_tool_calls": parallel_tool_calls,
+    }
+    flags = {key: value for key, value in flags.items() if value is not None}
+    if prompted:
+        flags["prompted"] = True
+    if headers:
+        flags["headers"] = dict(_pair("--header", h) for h in headers)
+    if params:
+        extra = {}
+        for text in params:
+            key, raw = _pair("--model-param", text)
+            try:
+                extra[key] = json.loads(raw)
+            except json.JSONDecodeError:
+                extra[key] = raw
+        flags["extra"] = extra
+    return flags
+
+
+def _pair(flag: str, text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"{flag} {text!r}: expected KEY=VALUE")
+    return key.strip(), value.strip()
 
 
 @app.command()

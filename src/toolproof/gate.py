@@ -31,13 +31,16 @@ def ks_needed(thresholds: list[tuple[str, float]]) -> list[int]:
 
 
 def failures(summary: dict[str, Any], thresholds: list[tuple[str, float]]) -> list[str]:
-    """One line per threshold that does not hold; an unknown metric is a usage error."""
-    metrics = summary["metrics"]
+    """One line per threshold that does not hold, for every model of the run."""
     out = []
-    for name, floor in thresholds:
-        if name not in metrics:
-            known = ", ".join(metrics)
-            raise UsageError(f"--fail-under {name}: no such metric in this run (have: {known})")
-        if metrics[name] < floor:
-            out.append(f"{name} = {metrics[name]:.3f} is below {floor}")
+    several = len(summary["models"]) > 1
+    for entry in summary["models"]:
+        metrics = entry["metrics"]
+        prefix = f"{entry['model']}: " if several else ""
+        for name, floor in thresholds:
+            if name not in metrics:
+                known = ", ".join(metrics)
+                raise UsageError(f"--fail-under {name}: no such metric in this run (have: {known})")
+            if metrics[name] < floor:
+                out.append(f"{prefix}{name} = {metrics[name]:.3f} is below {floor}")
     return out

@@ -38,6 +38,7 @@ class TrialResult(BaseModel):
     duration_s: float = 0.0
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = 0.0
+    user_cost_usd: float | None = 0.0
     tool_calls: int = 0
     turns: int = 0
 

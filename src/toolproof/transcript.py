@@ -25,6 +25,7 @@ class ModelCallEvent(BaseModel):
     type: Literal["model_call"] = "model_call"
     t: float
     model: str
+    role: Literal["agent", "user"] = "agent"
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
@@ -83,17 +84,19 @@ class Transcript(BaseModel):
     def messages(self, role: str | None = None) -> list[MessageEvent]:
         return [e for e in self.events if isinstance(e, MessageEvent) and role in (None, e.role)]
 
-    def model_calls(self) -> list[ModelCallEvent]:
-        return [e for e in self.events if isinstance(e, ModelCallEvent)]
+    def model_calls(self, role: Literal["agent", "user"] = "agent") -> list[ModelCallEvent]:
+        """The agent's model turns (or, with role='user', the simulated user's)."""
+        return [e for e in self.events if isinstance(e, ModelCallEvent) and e.role == role]
 
-    def usage(self) -> Usage:
+    def usage(self, role: Literal["agent", "user"] = "agent") -> Usage:
         total = Usage()
-        for call in self.model_calls():
+        for call in self.model_calls(role):
             total = total + call.usage
         return total
 
-    def cost_usd(self) -> float | None:
-        costs = [c.cost_usd for c in self.model_calls()]
+    def cost_usd(self, role: Literal["agent", "user"] = "agent") -> float | None:
+        """USD of the agent's (or the simulated user's) model calls; None if any is unpriced."""
+        costs = [c.cost_usd for c in self.model_calls(role)]
         if not costs:
             return 0.0
         if any(c is None for c in costs):

@@ -39,8 +39,17 @@ def test_retail_has_the_promised_size_and_shape(retail: Suite) -> None:
     assert len(retail.tasks) >= 20
     assert all(3 <= len(t.spec.expect.actions or []) <= 8 for t in retail.tasks)
     tags = {tag for t in retail.tasks for tag in t.spec.tags}
-    assert {"lookup", "cancellation", "refund", "exchange", "loyalty", "sms", "conflict",
-            "policy", "correction"} <= tags  # fmt: skip
+    assert {
+        "lookup",
+        "cancellation",
+        "refund",
+        "exchange",
+        "loyalty",
+        "sms",
+        "conflict",
+        "policy",
+        "correction",
+    } <= tags
 
 
 def test_retail_world_is_deterministic(retail: Suite) -> None:
@@ -68,7 +77,7 @@ def test_retail_oracle_run_from_the_shell(tmp_path: Path) -> None:
             str(out),
             "--fail-under",
             "pass^2=1.0",
-        ],  # fmt: skip
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -32,8 +32,21 @@ def trial_keys(db: Path) -> list[tuple[str, int]]:
 def test_resume_after_sigkill_runs_each_trial_once(mini_dir: Path, tmp_path: Path) -> None:
     script = write_files(tmp_path, {"slow.yaml": SLOW_SCRIPT}) / "slow.yaml"
     db = tmp_path / "runs.db"
-    command = [CLI, "run", str(mini_dir), "--agent", f"scripted:{script}", "--trials", "30",
-               "--k", "1,5", "--concurrency", "2", "--store", str(db)]  # fmt: skip
+    command = [
+        CLI,
+        "run",
+        str(mini_dir),
+        "--agent",
+        f"scripted:{script}",
+        "--trials",
+        "30",
+        "--k",
+        "1,5",
+        "--concurrency",
+        "2",
+        "--store",
+        str(db),
+    ]
     victim = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -21,8 +21,12 @@ from toolproof.store import Store
 def test_seeds_derive_from_suite_seed_variant_task_and_trial() -> None:
     seed = derive_seed(7, "", "cancel", 2)
     assert seed == derive_seed(7, "", "cancel", 2)
-    others = {derive_seed(8, "", "cancel", 2), derive_seed(7, "drift", "cancel", 2),
-              derive_seed(7, "", "status", 2), derive_seed(7, "", "cancel", 3)}  # fmt: skip
+    others = {
+        derive_seed(8, "", "cancel", 2),
+        derive_seed(7, "drift", "cancel", 2),
+        derive_seed(7, "", "status", 2),
+        derive_seed(7, "", "cancel", 3),
+    }
     assert seed not in others and len(others) == 4
     assert 0 <= seed < 2**63
 
@@ -30,8 +34,11 @@ def test_seeds_derive_from_suite_seed_variant_task_and_trial() -> None:
 def test_plan_is_round_robin_so_partial_runs_stay_even(mini: Suite) -> None:
     specs = plan(mini.tasks, 2, 0)
     assert [(s.task_id, s.trial) for s in specs] == [
-        ("cancel", 0), ("status", 0), ("cancel", 1), ("status", 1)
-    ]  # fmt: skip
+        ("cancel", 0),
+        ("status", 0),
+        ("cancel", 1),
+        ("status", 1),
+    ]
 
 
 def test_each_finished_trial_is_streamed_to_the_store(mini: Suite, tmp_path: Path) -> None:

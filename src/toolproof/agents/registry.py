@@ -1,27 +1,37 @@
-"""Agents by name, as the command line gives them: oracle, null, scripted:FILE."""
+"""Agents by name, as the command line gives them: oracle, null, scripted:FILE, or models."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from toolproof.agents.base import Agent, AgentFactory, TrialContext
 from toolproof.agents.baselines import NullAgent, OracleAgent
 from toolproof.agents.loop import LoopAgent
+from toolproof.config import load_config
 from toolproof.errors import UsageError
+from toolproof.models.base import ModelClient
+from toolproof.models.pricing import PriceTable
+from toolproof.models.registry import build_client, choose_model
 from toolproof.models.scripted import ScriptedModel, load_script
+from toolproof.spec.suite import Suite, Task
+from toolproof.transcript import Transcript
+from toolproof.users.llm import LLMUser
+from toolproof.users.scripted import User, UserFactory, scripted_user
 
-KNOWN = "oracle, null, scripted:FILE"
+KNOWN = "oracle, null, scripted:FILE (or --model provider/name)"
 
 
 @dataclass(frozen=True)
 class AgentChoice:
-    """A resolved --agent: how to build one per trial, and what identifies it in a run."""
+    """A resolved agent: how to build one per trial, its trials' model, and its identity."""
 
     label: str
     factory: AgentFactory
     identity: str
+    model: str = ""
 
 
 def resolve_agent(spec: str) -> AgentChoice:
@@ -43,3 +53,50 @@ def resolve_agent(spec: str) -> AgentChoice:
 
         return AgentChoice(spec, scripted, f"scripted:{digest}")
     raise UsageError(f"--agent {spec!r}: unknown agent; use one of {KNOWN}")
+
+
+def model_agent(name: str, identity: str, client: ModelClient) -> AgentChoice:
+    """The built-in loop over one model client, shared by all of that model's trials."""
+
+    def loop(context: TrialContext) -> Agent:
+        return LoopAgent(client, context)
+
+    return AgentChoice(name, loop, identity, model=name)
+
+
+def resolve_agents(
+    agent: str | None, models: list[str], suite: Suite, flags: dict[str, Any]
+) -> list[AgentChoice]:
+    """The agents of a run: one per model, or one baseline or script."""
+    if not models:
+        return [resolve_agent(agent or "oracle")]
+    if agent not in (None, "model"):
+        raise UsageError(f"--agent {agent} and --model cannot be combined: pick one")
+    if len(set(models)) != len(models):
+        raise UsageError("--model: each model once")
+    out = []
+    for name in models:
+        identity, client = model_client(name, suite, flags)
+        out.append(model_agent(name, identity, client))
+    return out
+
+
+def model_client(name: str, suite: Suite, flags: dict[str, Any]) -> tuple[str, ModelClient]:
+    """(identity, client) for a model, with settings from config, suite and flags."""
+    config = load_config()
+    prices = PriceTable({**config.prices, **suite.file.prices})
+    choice = choose_model(name, config, suite.file.models, flags)
+    return choice.identity, build_client(choice, config, prices)
+
+
+def resolve_user(name: str | None, suite: Suite, flags: dict[str, Any]) -> tuple[str, UserFactory]:
+    """The user side of a run: scripted turns, or a model simulating every task's user
+    (command-line model settings apply to it too)."""
+    if name is None:
+        return "scripted", scripted_user
+    identity, client = model_client(name, suite, flags)
+
+    def simulated(task: Task, transcript: Transcript) -> User:
+        return LLMUser(client, task.spec.user, task.spec.story, transcript)
+
+    return identity, simulated

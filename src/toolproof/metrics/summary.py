@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from toolproof.errors import MetricError
 from toolproof.metrics.breakdown import TaskMeta, by_tag, by_tier
+from toolproof.metrics.economics import economics
 from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
 from toolproof.metrics.stats import bootstrap_ci
 
@@ -41,54 +42,105 @@ def summarize_run(
     ks: Sequence[int],
     infra: InfraPolicy = "fail",
     seed: int = 0,
+    labels: Mapping[str, str] | None = None,
+    partial: bool = False,
 ) -> dict[str, Any]:
-    """The summary printed, written as JSON and gated on."""
+    """The summary printed, written as JSON and gated on: overall counts and one entry per
+    model under `models`; with a single model its entry's fields are also at the top level.
+
+    `partial` (a run stopped early) drops the k values some task has too few trials for,
+    listing them under `skipped_k`, instead of failing.
+    """
     counts = Counter(row["outcome"] for row in rows)
-    tasks, per_counts = task_trials(rows, infra)
+    by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_model[row.get("model", "")].append(row)
+    models = [
+        {
+            "model": (labels or {}).get(model, model),
+            **summarize_group(group, metas, ks, infra, seed, partial),
+        }
+        for model, group in by_model.items()
+    ]
     summary: dict[str, Any] = {
-        "counts": {
-            "passed": counts["passed"],
-            "failed": counts["failed"],
-            "infra_error": counts["infra_error"],
-            "total": len(rows),
-        },
+        "counts": _counts(counts, len(rows)),
         "infra_errors": infra,
         "k": list(ks),
+        "models": models,
     }
+    if len(models) == 1:
+        summary.update({key: models[0][key] for key in ("metrics", "ci", "tiers", "tags", "tasks")})
+        if "skipped_k" in models[0]:
+            summary["skipped_k"] = models[0]["skipped_k"]
+    return summary
+
+
+def _counts(counts: Mapping[str, int], total: int) -> dict[str, int]:
+    return {
+        "passed": counts.get("passed", 0),
+        "failed": counts.get("failed", 0),
+        "infra_error": counts.get("infra_error", 0),
+        "total": total,
+    }
+
+
+def summarize_group(
+    rows: Sequence[Mapping[str, Any]],
+    metas: Sequence[TaskMeta],
+    ks: Sequence[int],
+    infra: InfraPolicy,
+    seed: int,
+    partial: bool,
+) -> dict[str, Any]:
+    """Counts, metrics (pass^k family and economics), intervals, breakdowns and task rows
+    of one model's trials."""
+    tasks, per_counts = task_trials(rows, infra)
     empty = [t.task_id for t in tasks if t.n == 0]
     if empty:
         raise MetricError(
             f"task '{empty[0]}' has no trial left once infra errors are excluded; "
             "resume the run or use --infra-errors fail"
         )
+    out: dict[str, Any] = {"counts": _counts(Counter(row["outcome"] for row in rows), len(rows))}
+    if partial:
+        fewest = min((t.n for t in tasks), default=0)
+        skipped = [k for k in ks if k > fewest]
+        ks = [k for k in ks if k <= fewest]
+        if skipped:
+            out["skipped_k"] = skipped
     check_k(tasks, ks)
-    summary["metrics"] = summarize(tasks, ks) if tasks else {}
     per: dict[str, dict[str, float]] = {}
     for task in tasks:
         row = {"pass@1": task.c / task.n}
         for k in ks:
             row.update(per_task(task, k))
         per[task.task_id] = row
-    summary["ci"] = {
+    out["metrics"] = {**(summarize(tasks, ks) if tasks else {}), **economics(rows)}
+    out["ci"] = {
         name: list(bootstrap_ci([per[t.task_id][name] for t in tasks], seed=seed))
         for name in (["pass@1"] + [f"pass^{k}" for k in ks])
         if tasks
     }
-    summary["tiers"] = {str(t): v for t, v in by_tier(per, metas).items()}
-    summary["tags"] = by_tag(per, metas)
-    reasons: dict[str, list[str]] = defaultdict(list)
+    out["tiers"] = {str(t): v for t, v in by_tier(per, metas).items()}
+    out["tags"] = by_tag(per, metas)
+    grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for trial in rows:
-        if trial["outcome"] != "passed" and trial.get("reason"):
-            reasons[trial["task_id"]].append(trial["reason"])
-    summary["tasks"] = [
+        grouped[trial["task_id"]].append(trial)
+    out["tasks"] = [
         {
             "id": task.task_id,
             "trials": task.n,
             "passed": task.c,
             "infra_error": per_counts[task.task_id]["infra_error"],
-            "metrics": per[task.task_id],
-            "failures": sorted(set(reasons[task.task_id])),
+            "metrics": {**per[task.task_id], **economics(grouped[task.task_id])},
+            "failures": sorted(
+                {
+                    t["reason"]
+                    for t in grouped[task.task_id]
+                    if t["outcome"] != "passed" and t["reason"]
+                }
+            ),
         }
         for task in sorted(tasks, key=lambda t: t.task_id)
     ]
-    return summary
+    return out

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolproof.models.base import Usage
+from toolproof.models.base import Message, ModelClient, ModelResponse, Usage
+from toolproof.tools.base import ToolSchema
 
 
 class Price(BaseModel):
@@ -75,3 +76,16 @@ class PriceTable:
             + cached * cached_rate
             + usage.output_tokens * price.output
         ) / 1_000_000
+
+
+class Metered(ModelClient):
+    """Prices every call of an inner client from the table (None when the model is unpriced)."""
+
+    def __init__(self, inner: ModelClient, prices: PriceTable) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.prices = prices
+
+    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+        response = await self.inner.generate(messages, tools)
+        return response.model_copy(update={"cost_usd": self.prices.cost(self.name, response.usage)})

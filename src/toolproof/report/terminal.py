@@ -57,32 +57,81 @@ class RunProgress:
 
 
 def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
 
 
+def _usd(value: Any) -> str:
+    return "unpriced" if value is None else f"${value:.4f}"
+
+
+def _seconds(value: Any) -> str:
+    return "–" if value is None else f"{value:.2f}s"
+
+
 def summary_tables(summary: dict[str, Any]) -> list[Table]:
-    """The run's tables: headline metrics with intervals, tiers, then tasks."""
+    """The run's tables: models side by side, then (one model) metrics, tiers and tasks."""
     counts = summary["counts"]
-    head = Table(
-        title=(
-            f"{summary['suite']['name']} · {summary['agent']} · run {summary['run_id']}\n"
-            f"{counts['total']} trials: {counts['passed']} passed, {counts['failed']} failed, "
-            f"{counts['infra_error']} infra errors (counted as {summary['infra_errors']})"
-        ),
-        title_justify="left",
+    k = max([k for k in summary["k"] if k not in summary.get("skipped_k", [])] or [1])
+    title = (
+        f"{summary['suite']['name']} · run {summary['run_id']} · "
+        f"{counts['total']} trials: {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['infra_error']} infra errors (counted as {summary['infra_errors']})"
     )
+    if "stopped" in summary:
+        title += f"\nstopped early: {summary['stopped']}"
+    if summary.get("skipped_k"):
+        title += f"\nnot computed (too few trials): k = {summary['skipped_k']}"
+    models = Table(title=title, title_justify="left")
+    for column in (
+        "model",
+        "passed",
+        "infra",
+        "pass@1",
+        f"pass^{k}",
+        f"tax@{k}",
+        "cost",
+        "cost/pass",
+        "tokens in/out",
+        "model p95",
+        "trial p95",
+    ):
+        models.add_column(column, justify="left" if column == "model" else "right")
+    for entry in summary["models"]:
+        m, c = entry["metrics"], entry["counts"]
+        models.add_row(
+            entry["model"],
+            f"{c['passed']}/{c['total']}",
+            str(c["infra_error"]),
+            _fmt(m.get("pass@1")),
+            _fmt(m.get(f"pass^{k}")),
+            _fmt(m.get(f"reliability_tax@{k}")),
+            _usd(m.get("cost_usd")),
+            _usd(m.get("cost_per_pass_usd")) if m.get("cost_usd") is not None else "–",
+            f"{int(m.get('tokens_input') or 0)}/{int(m.get('tokens_output') or 0)}",
+            _seconds(m.get("latency_p95_s")),
+            _seconds(m.get("trial_latency_p95_s")),
+        )
+    if len(summary["models"]) > 1:
+        return [models, _tasks_by_model(summary, k)]
+    return [models, *_detail(summary, k)]
+
+
+def _detail(summary: dict[str, Any], k: int) -> list[Table]:
+    head = Table(title="reliability", title_justify="left")
     head.add_column("metric")
     head.add_column("value", justify="right")
     head.add_column("95% CI (bootstrap over tasks)", justify="right")
     for name, value in summary["metrics"].items():
-        ci = summary["ci"].get(name)
-        head.add_row(name, _fmt(value), f"{ci[0]:.3f} – {ci[1]:.3f}" if ci else "")
+        if name.startswith(("pass", "reliability_tax")):
+            ci = summary["ci"].get(name)
+            head.add_row(name, _fmt(value), f"{ci[0]:.3f} – {ci[1]:.3f}" if ci else "")
     tables = [head]
     if summary["tiers"]:
         tiers = Table(title="by tier (weighted by production weights)", title_justify="left")
-        k = max(summary["k"])
         for column in ("tier", "tasks", "weight", "pass@1", f"pass^{k}"):
             tiers.add_column(column, justify="right")
         for tier, row in summary["tiers"].items():
@@ -95,7 +144,6 @@ def summary_tables(summary: dict[str, Any]) -> list[Table]:
             )
         tables.append(tiers)
     tasks = Table(title="tasks", title_justify="left")
-    k = max(summary["k"])
     for column in ("task", "passed", "infra", "pass@1", f"pass^{k}", "first failure"):
         tasks.add_column(column, justify="left" if column in ("task", "first failure") else "right")
     for row in summary["tasks"]:
@@ -109,3 +157,18 @@ def summary_tables(summary: dict[str, Any]) -> list[Table]:
         )
     tables.append(tasks)
     return tables
+
+
+def _tasks_by_model(summary: dict[str, Any], k: int) -> Table:
+    table = Table(title=f"pass^{k} by task", title_justify="left")
+    table.add_column("task")
+    for entry in summary["models"]:
+        table.add_column(entry["model"], justify="right")
+    rows: dict[str, list[str]] = {}
+    for i, entry in enumerate(summary["models"]):
+        for task in entry["tasks"]:
+            cells = rows.setdefault(task["id"], ["–"] * len(summary["models"]))
+            cells[i] = _fmt(task["metrics"][f"pass^{k}"])
+    for task_id in sorted(rows):
+        table.add_row(task_id, *rows[task_id])
+    return table

@@ -30,9 +30,14 @@ class TrialSpec:
 
 
 def plan(
-    tasks: list[Task], trials: int, suite_seed: int, model: str = "", variant: str = ""
+    tasks: list[Task],
+    trials: int,
+    suite_seed: int,
+    models: list[str] | None = None,
+    variant: str = "",
 ) -> list[TrialSpec]:
-    """Trials in round-robin order (trial 0 of every task first), so partial runs are even."""
+    """Trials in round-robin order (trial 0 of every model and task first), so a partial
+    run is even. The seed does not depend on the model: every model meets the same trial."""
     return [
         TrialSpec(
             task_id=task.id,
@@ -42,5 +47,6 @@ def plan(
             model=model,
         )
         for index in range(trials)
+        for model in models or [""]
         for task in tasks
     ]

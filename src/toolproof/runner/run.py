@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof import __version__
-from toolproof.agents.registry import resolve_agent
+from toolproof.agents.registry import resolve_agents, resolve_user
 from toolproof.errors import Problem, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy
 from toolproof.results import TrialResult
@@ -26,7 +26,9 @@ from toolproof.store.queries import run_summary
 class RunRequest:
     """What to run; None means the suite's default."""
 
-    agent: str = "oracle"
+    agent: str | None = None
+    models: list[str] = field(default_factory=list)
+    model_flags: dict[str, Any] = field(default_factory=dict)
     trials: int | None = None
     k: list[int] | None = None
     concurrency: int | None = None
@@ -34,6 +36,8 @@ class RunRequest:
     tasks: str | None = None
     max_steps: int | None = None
     infra_errors: InfraPolicy = "fail"
+    max_cost: float | None = None
+    user_model: str | None = None
     suite_path: str = ""
 
 
@@ -52,6 +56,7 @@ class RunReport:
     run_id: str
     ran: int
     summary: dict[str, Any] = field(default_factory=dict)
+    stopped: bool = False
 
 
 def settings(suite: Suite, request: RunRequest) -> dict[str, Any]:
@@ -64,8 +69,14 @@ def settings(suite: Suite, request: RunRequest) -> dict[str, Any]:
         raise UsageError(
             f"k={too_big[0]} needs at least {too_big[0]} trials per task, but --trials is {trials}"
         )
+    if request.max_cost is not None and request.max_cost <= 0:
+        raise UsageError("--max-cost must be a positive amount of USD")
     return {
         "agent": request.agent,
+        "models": list(request.models),
+        "model_flags": dict(request.model_flags),
+        "max_cost": request.max_cost,
+        "user_model": request.user_model,
         "trials": trials,
         "k": ks,
         "seed": defaults.seed if request.seed is None else request.seed,
@@ -77,11 +88,11 @@ def settings(suite: Suite, request: RunRequest) -> dict[str, Any]:
     }
 
 
-def fingerprint(suite: Suite, config: dict[str, Any], agent_identity: str) -> str:
-    """Identifies 'the same command': the same suite content, agent and plan."""
+def fingerprint(suite: Suite, config: dict[str, Any], identities: list[str]) -> str:
+    """Identifies 'the same command': the same suite content, agents, user side and plan."""
     key = {
         "suite": suite.content_hash,
-        "agent": agent_identity,
+        "agents": identities,
         **{k: config[k] for k in ("trials", "seed", "max_steps", "tasks")},
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
@@ -141,6 +152,10 @@ async def run_suite(
         config = dict(stored["config"])
         request = RunRequest(
             agent=config["agent"],
+            models=config.get("models", []),
+            model_flags=config.get("model_flags", {}),
+            max_cost=config.get("max_cost"),
+            user_model=config.get("user_model"),
             trials=config["trials"],
             k=config["k"],
             concurrency=request.concurrency or config["concurrency"],
@@ -151,10 +166,12 @@ async def run_suite(
             suite_path=config["suite_path"],
         )
     config = settings(suite, request)
-    agent = resolve_agent(config["agent"])
+    agents = resolve_agents(config["agent"], config["models"], suite, config["model_flags"])
+    by_model = {a.model: a for a in agents}
+    user_identity, make_user = resolve_user(config["user_model"], suite, config["model_flags"])
     tasks = [suite.task(t) for t in config["tasks"]]
     expected = await expected_hashes(suite, tasks)
-    print_id = fingerprint(suite, config, agent.identity)
+    print_id = fingerprint(suite, config, [a.identity for a in agents] + [user_identity])
     run_id = resume or (None if fresh else store.latest(print_id, unfinished=True))
     resumed = run_id is not None
     if run_id is None:
@@ -163,12 +180,12 @@ async def run_suite(
             suite_version=suite.file.version,
             suite_hash=suite.content_hash,
             fingerprint=print_id,
-            agent=agent.label,
+            agent=", ".join(a.label for a in agents),
             config=config,
             tasks=task_rows(suite, tasks),
             version=__version__,
         )
-    specs = plan(tasks, config["trials"], config["seed"])
+    specs = plan(tasks, config["trials"], config["seed"], [a.model for a in agents])
     done = store.done(run_id)
     todo: list[TrialSpec] = [s for s in specs if s.key not in done]
     on_start(
@@ -176,14 +193,46 @@ async def run_suite(
     )
 
     async def one(spec: TrialSpec) -> TrialResult:
+        agent = by_model[spec.model]
         return await run_trial(
-            spec, suite, agent.factory, expected[spec.task_id], config["max_steps"], agent.label
+            spec,
+            suite,
+            agent.factory,
+            expected[spec.task_id],
+            config["max_steps"],
+            agent.label,
+            make_user,
         )
+
+    budget = Budget(config["max_cost"], store.spent(run_id))
 
     def record(result: TrialResult) -> None:
         store.write(run_id, result)
+        budget.add(result.cost_usd)
         on_result(result)
 
-    await execute(todo, one, config["concurrency"], record)
-    store.finish(run_id)
-    return RunReport(run_id=run_id, ran=len(todo), summary=run_summary(store, run_id))
+    await execute(todo, one, config["concurrency"], record, budget.reached)
+    if budget.reached():
+        store.annotate(run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}")
+    else:
+        store.finish(run_id)
+    return RunReport(
+        run_id=run_id,
+        ran=len(store.done(run_id)) - (len(specs) - len(todo)),
+        summary=run_summary(store, run_id),
+        stopped=budget.reached(),
+    )
+
+
+@dataclass
+class Budget:
+    """--max-cost: no new trial starts once the spent amount reaches the limit."""
+
+    limit: float | None
+    spent: float = 0.0
+
+    def add(self, cost: float | None) -> None:
+        self.spent += cost or 0.0
+
+    def reached(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit

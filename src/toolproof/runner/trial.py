@@ -14,7 +14,7 @@ from toolproof.runner.plan import TrialSpec
 from toolproof.spec.suite import Suite
 from toolproof.tools.base import ToolContext
 from toolproof.transcript import EndEvent, Transcript
-from toolproof.users.scripted import ScriptedUser
+from toolproof.users.scripted import UserFactory, scripted_user
 from toolproof.world import World
 
 
@@ -25,6 +25,7 @@ async def run_trial(
     expected_hash: str | None,
     max_steps: int,
     agent_name: str = "",
+    make_user: UserFactory = scripted_user,
 ) -> TrialResult:
     """Run one (task, trial) to its end and grade it."""
     task = suite.task(spec.task_id)
@@ -38,7 +39,7 @@ async def run_trial(
             suite=suite, task=task, seed=spec.seed, transcript=transcript, max_steps=max_steps
         )
     )
-    user = ScriptedUser(task.spec.user)
+    user = make_user(task, transcript)
     ended, failure, infra = "user_done", "", ""
     message: str | None = user.opening()
     try:
@@ -80,6 +81,7 @@ async def run_trial(
         duration_s=round(time.perf_counter() - clock, 6),
         usage=transcript.usage(),
         cost_usd=transcript.cost_usd(),
+        user_cost_usd=transcript.cost_usd("user"),
         tool_calls=len(transcript.tool_calls()),
         turns=len(transcript.messages("assistant")),
     )

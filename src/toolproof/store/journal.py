@@ -143,6 +143,14 @@ class Store:
                 f"run {run_id} already has {result.task_id} trial {result.trial}"
             ) from None
 
+    def spent(self, run_id: str) -> float:
+        """USD spent on a run's recorded trials (unpriced trials count 0)."""
+        query = select(func.coalesce(func.sum(trials.c.cost_usd), 0.0)).where(
+            trials.c.run_id == run_id
+        )
+        with self.engine.connect() as conn:
+            return float(conn.execute(query).scalar_one())
+
     def finish(self, run_id: str) -> None:
         with self.engine.begin() as conn:
             conn.execute(
@@ -195,8 +203,10 @@ def _columns(result: TrialResult) -> dict[str, Any]:
         "tokens_input": result.usage.input_tokens,
         "tokens_output": result.usage.output_tokens,
         "cost_usd": result.cost_usd,
+        "user_cost_usd": result.user_cost_usd,
         "tool_calls": result.tool_calls,
         "turns": result.turns,
+        "model_latency_s": [c.latency_s for c in result.transcript.model_calls()],
         "result": result.model_dump(mode="json"),
     }
 

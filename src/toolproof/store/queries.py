@@ -38,6 +38,8 @@ def run_summary(
         chosen_k,
         policy,
         seed=config.get("seed", 0),
+        labels={"": run["agent"]},
+        partial=run["status"] != "finished",
     )
     return {
         "run_id": run_id,
@@ -48,5 +50,7 @@ def run_summary(
         },
         "agent": run["agent"],
         "status": run["status"],
+        **({"stopped": config["stopped"]} if "stopped" in config else {}),
+        **({"stopped": config["stopped"]} if "stopped" in config else {}),
         **summary,
     }

@@ -65,8 +65,10 @@ trials = Table(
     Column("tokens_input", Integer, nullable=False),
     Column("tokens_output", Integer, nullable=False),
     Column("cost_usd", Float),
+    Column("user_cost_usd", Float),
     Column("tool_calls", Integer, nullable=False),
     Column("turns", Integer, nullable=False),
+    Column("model_latency_s", JSON, nullable=False),
     Column("result", JSON, nullable=False),
     UniqueConstraint("run_id", "variant", "model", "task_id", "trial", name="one_trial"),
 )

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from toolproof.conversation import asks_confirmation, asks_question
 from toolproof.spec.models import Match, UserSpec, When
+
+if TYPE_CHECKING:
+    from toolproof.spec.suite import Task
+    from toolproof.transcript import Transcript
 
 
 class User(ABC):
@@ -63,3 +69,11 @@ class ScriptedUser(User):
                 self.used[i] += 1
                 return reply.say
         return None
+
+
+UserFactory = Callable[["Task", "Transcript"], User]
+
+
+def scripted_user(task: Task, transcript: Transcript) -> User:
+    """The default user side: the task's scripted turns."""
+    return ScriptedUser(task.spec.user)

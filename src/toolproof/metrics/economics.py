@@ -1,0 +1,45 @@
+"""Cost, tokens and latency: pure functions over stored trial rows.
+
+A cost is unknown (None) when any trial's model had no price: an unknown cost is never
+shown as zero. Infra-error trials count toward what was spent, not toward passes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def percentile(values: Sequence[float], p: float) -> float | None:
+    """Nearest-rank percentile (p in 0..100) of the values; None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def economics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """cost_usd, cost_per_pass_usd, tokens, model-call and trial latency, calls and turns."""
+    if not rows:
+        return {}
+    costs = [row["cost_usd"] for row in rows]
+    cost = None if any(c is None for c in costs) else float(sum(costs))
+    passed = sum(row["outcome"] == "passed" for row in rows)
+    calls = [latency for row in rows for latency in row.get("model_latency_s") or []]
+    user_costs = [row.get("user_cost_usd", 0.0) for row in rows]
+    user_cost = None if any(c is None for c in user_costs) else float(sum(user_costs))
+    return {
+        "cost_usd": cost,
+        "cost_per_pass_usd": cost / passed if cost is not None and passed else None,
+        "user_cost_usd": user_cost,
+        "tokens_input": float(sum(row["tokens_input"] for row in rows)),
+        "tokens_output": float(sum(row["tokens_output"] for row in rows)),
+        "latency_p50_s": percentile(calls, 50),
+        "latency_p95_s": percentile(calls, 95),
+        "trial_latency_p50_s": percentile([row["duration_s"] for row in rows], 50),
+        "trial_latency_p95_s": percentile([row["duration_s"] for row in rows], 95),
+        "tool_calls_per_trial": sum(row["tool_calls"] for row in rows) / len(rows),
+        "turns_per_trial": sum(row["turns"] for row in rows) / len(rows),
+    }

@@ -1,0 +1,137 @@
+"""Models by name: `provider/model`, with settings from the config file, the suite and flags.
+
+Providers: `openai/MODEL`, `anthropic/MODEL`, `openai-compatible/MODEL` (any server speaking
+the OpenAI API, given a base URL) and `local/smollm2` (the embedded model). Keys come from the
+usual environment variables or the config file; a missing key is a usage error before any
+trial starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from toolproof.config import Config
+from toolproof.errors import UsageError
+from toolproof.models.base import ModelClient, ModelSettings
+from toolproof.models.pricing import Metered, PriceTable
+from toolproof.spec.models import ModelEntry
+
+PROVIDERS = ("openai", "anthropic", "openai-compatible", "local")
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+DEFAULT_MODEL = "local/smollm2"
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """A model to run: its name and merged entry (config, then suite, then flags)."""
+
+    name: str
+    provider: str
+    model: str
+    entry: ModelEntry
+
+    @property
+    def identity(self) -> str:
+        """The name plus a hash of the settings that change its behaviour."""
+        settings = self.entry.model_dump(exclude={"headers", "api_key_env", "max_concurrency"})
+        blob = json.dumps(settings, sort_keys=True, default=str).encode()
+        return f"{self.name}#{hashlib.sha256(blob).hexdigest()[:12]}"
+
+
+def split_name(name: str) -> tuple[str, str]:
+    provider, _, model = name.partition("/")
+    if not model or provider not in PROVIDERS:
+        raise UsageError(
+            f"--model {name!r}: name models as provider/model with provider one of "
+            f"{', '.join(PROVIDERS)} (for example openai/gpt-4o or local/smollm2)"
+        )
+    return provider, model
+
+
+def choose_model(
+    name: str, config: Config, suite_models: dict[str, ModelEntry], flags: dict[str, Any]
+) -> ModelChoice:
+    """Merge a model's settings: config file, then the suite, then command-line flags."""
+    provider, model = split_name(name)
+    merged: dict[str, Any] = {}
+    for layer in (config.models.get(name), suite_models.get(name)):
+        if layer is not None:
+            merged.update(layer.model_dump(exclude_unset=True))
+    merged.update(flags)
+    try:
+        entry = ModelEntry.model_validate(merged)
+    except ValidationError as exc:
+        raise UsageError(f"model {name}: {exc.errors()[0]['msg']}") from None
+    if provider == "openai-compatible" and not entry.base_url:
+        raise UsageError(
+            f"model {name}: an openai-compatible model needs a base URL "
+            "(--base-url, or base_url under models: in the suite or toolproof.yaml)"
+        )
+    return ModelChoice(name=name, provider=provider, model=model, entry=entry)
+
+
+def api_key(choice: ModelChoice, config: Config) -> str | None:
+    """The key for a model; raises a usage error when a provider needs one and none is set."""
+    variable = choice.entry.api_key_env or KEY_VARIABLES.get(choice.provider)
+    if variable and os.environ.get(variable):
+        return os.environ[variable]
+    key = config.keys.get(choice.name) or config.keys.get(choice.provider)
+    if key:
+        return key
+    if choice.provider in KEY_VARIABLES or choice.entry.api_key_env:
+        raise UsageError(
+            f"model {choice.name}: no API key; set {variable} or add "
+            f"keys: {{{choice.provider}: ...}} to toolproof.yaml"
+        )
+    return None
+
+
+def build_client(choice: ModelChoice, config: Config, prices: PriceTable) -> ModelClient:
+    """The client for a model: the provider adapter, retries, prompted calls, prices."""
+    key = api_key(choice, config)
+    entry = choice.entry
+    settings = ModelSettings.model_validate(
+        entry.model_dump(include=set(ModelSettings.model_fields))
+    )
+    client: ModelClient
+    if choice.provider == "local":
+        from toolproof.models.local import LocalLlamaClient
+
+        client = LocalLlamaClient(name=choice.name, settings=settings)
+    else:
+        from toolproof.models.retry import AdaptiveLimiter, RetryingClient
+
+        inner: ModelClient
+        if choice.provider == "anthropic":
+            from toolproof.models.anthropic import AnthropicClient
+
+            inner = AnthropicClient(
+                choice.model,
+                settings=settings,
+                api_key=key,
+                base_url=entry.base_url,
+                headers=entry.headers or None,
+            )
+        else:
+            from toolproof.models.openai import OpenAIChatClient
+
+            inner = OpenAIChatClient(
+                choice.model,
+                settings=settings,
+                api_key=key or "none",
+                base_url=entry.base_url,
+                headers=entry.headers or None,
+                provider=choice.provider,
+            )
+        client = RetryingClient(inner, limiter=AdaptiveLimiter(entry.max_concurrency))
+    if entry.prompted:
+        from toolproof.models.prompted import PromptedToolCalling
+
+        client = PromptedToolCalling(client)
+    return Metered(client, prices)
