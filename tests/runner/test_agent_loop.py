@@ -11,7 +11,7 @@ from toolproof.agents.base import Agent, TrialContext
 from toolproof.agents.loop import LoopAgent
 from toolproof.agents.registry import resolve_agent
 from toolproof.errors import InfraError
-from toolproof.models.base import Message, ModelClient, ModelResponse
+from toolproof.models.base import ContextOverflow, Message, ModelClient, ModelResponse
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import run_trial
@@ -122,3 +122,20 @@ def test_the_policy_is_the_system_prompt_and_tools_are_offered(mini: Suite) -> N
     assert messages[1].content == "Where is order B?"
     assert {t.name for t in tools} == {"get_order", "cancel_order"}
     assert tools[0].parameters["required"] == ["order_id"]
+
+
+class _Overflowing(ModelClient):
+    name = "small-window"
+
+    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+        raise ContextOverflow("prompt is 9000 tokens, the window is 8192")
+
+
+def test_a_context_overflow_is_the_agents_failure_with_its_own_reason(mini: Suite) -> None:
+    def factory(context: TrialContext) -> Agent:
+        return LoopAgent(_Overflowing(), context)
+
+    result = asyncio.run(run_trial(TrialSpec("status", 0, 1), mini, factory, None, 5, "small"))
+    assert result.outcome == "failed"
+    assert result.ended == "context_overflow"
+    assert "8192" in result.reason

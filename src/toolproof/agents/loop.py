@@ -13,7 +13,7 @@ import orjson
 from toolproof.agents.base import Agent, TrialContext
 from toolproof.errors import AgentFailure
 from toolproof.gateway import Gateway
-from toolproof.models.base import Message, ModelClient, ToolCall
+from toolproof.models.base import ContextOverflow, Message, ModelClient, ToolCall
 from toolproof.tools.base import ToolResult
 from toolproof.transcript import ModelCallEvent
 
@@ -37,7 +37,10 @@ class LoopAgent(Agent):
                 raise AgentFailure("max_steps", f"cut after {self.steps} model turns (max_steps)")
             self.steps += 1
             started = transcript.now()
-            response = await self.model.generate(self.messages, tools.schemas)
+            try:
+                response = await self.model.generate(self.messages, tools.schemas)
+            except ContextOverflow as exc:
+                raise AgentFailure("context_overflow", f"context window exceeded: {exc}") from None
             answer = response.message
             transcript.add(
                 ModelCallEvent(
