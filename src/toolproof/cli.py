@@ -54,15 +54,15 @@ InfraOpt = Annotated[
 ]
 
 
-def parse_k(text: str | None) -> list[int] | None:
+def parse_k(text: str | None, flag: str = "--k") -> list[int] | None:
     if not text:
         return None
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise UsageError(f"--k {text!r}: expected positive integers such as 1,5,10") from None
+        raise UsageError(f"{flag} {text!r}: expected positive integers such as 1,5,10") from None
     if not values or any(v < 1 for v in values):
-        raise UsageError(f"--k {text!r}: expected positive integers such as 1,5,10")
+        raise UsageError(f"{flag} {text!r}: expected positive integers such as 1,5,10")
     return values
 
 
@@ -100,7 +100,7 @@ def validate(
     tasks: Annotated[str | None, typer.Option("--tasks", help="Task ids or tags.")] = None,
 ) -> None:
     """Prove a suite sound: gold actions run, the oracle passes every task, null fails all."""
-    from toolproof.runner.validate import validate_suite
+    from toolproof.runner.validate import validate_conditions, validate_suite
 
     loaded = load_suite(suite)
     for warning in loaded.warnings:
@@ -120,16 +120,38 @@ def validate(
             "; ".join(check.problems),
         )
     console.print(table)
+    conditions = asyncio.run(validate_conditions(loaded, loaded.select(tasks)))
+    if conditions:
+        survival = Table(title="fault profiles and drift variants", title_justify="left")
+        for column in ("condition", "retrying oracle", "plain oracle", "problems"):
+            survival.add_column(column)
+        for condition in conditions:
+            survival.add_row(
+                condition.variant,
+                f"{condition.retrying_passed}/{condition.tasks}",
+                f"{condition.plain_passed}/{condition.tasks}",
+                "; ".join(condition.problems[:3]),
+            )
+        console.print(survival)
     bad = [c for c in checks if not c.ok]
     for check in bad:
         for problem in check.problems:
-            errors.print(
-                f"{check.task.source}:{check.task.line}: task '{check.task.id}': {problem}"
-            )
-    if bad:
-        errors.print(f"[red]{len(bad)} of {len(checks)} tasks are unsound")
+            where = f"{check.task.source}:{check.task.line}"
+            errors.print(f"{where}: task '{check.task.id}': {problem}")
+    unsurvivable = [c for c in conditions if not c.ok]
+    for condition in unsurvivable:
+        errors.print(f"{condition.variant} cannot be survived: {condition.problems[0]}")
+    if bad or unsurvivable:
+        errors.print(
+            f"[red]{len(bad)} of {len(checks)} tasks are unsound; "
+            f"{len(unsurvivable)} of {len(conditions)} conditions cannot be survived"
+        )
         raise typer.Exit(1)
-    console.print(f"[green]suite '{loaded.name}' is sound: {len(checks)} tasks checked")
+    survivable = f", {len(conditions)} fault profiles and drift variants survivable"
+    console.print(
+        f"[green]suite '{loaded.name}' is sound: {len(checks)} tasks"
+        + (survivable if conditions else "")
+    )
 
 
 @app.command()
@@ -164,6 +186,17 @@ def run(
         str | None,
         typer.Option(help="provider/model simulating every task's user (instead of scripts)."),
     ] = None,
+    faults: Annotated[str | None, typer.Option(help="Fault profile of the suite.")] = None,
+    drift: Annotated[str | None, typer.Option(help="Schema drift variant of the suite.")] = None,
+    load: Annotated[
+        str | None, typer.Option(help="Load levels (concurrent agents): 1,10,50,200.")
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option(help="'full': what the Reliability Score needs, in one run.")
+    ] = None,
+    time_scale: Annotated[
+        float, typer.Option(help="Multiply injected latencies and waits (0.01 for CI).")
+    ] = 1.0,
     trials: Annotated[int | None, typer.Option(min=1, help="Trials per task.")] = None,
     k: KOpt = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Trials at once.")] = None,
@@ -201,6 +234,11 @@ def run(
         ),
         max_cost=max_cost,
         user_model=user_model,
+        faults=faults,
+        drift=drift,
+        load=parse_k(load, "--load") or [],
+        profile=profile,
+        time_scale=time_scale,
         trials=trials,
         k=with_threshold_ks(parse_k(k), fail_under) or None,
         concurrency=concurrency,

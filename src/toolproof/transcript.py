@@ -47,6 +47,22 @@ class ToolCallEvent(BaseModel):
     is_error: bool = False
     error_kind: str | None = None
     latency_s: float = 0.0
+    fault: str | None = Field(None, description="The fault injected into this call, if any.")
+    tool: str | None = Field(
+        None, description="Under schema drift: the suite's own tool this call reached."
+    )
+    tool_arguments: dict[str, Any] | None = Field(
+        None, description="Under schema drift: the arguments as the suite's tool took them."
+    )
+
+    @property
+    def canonical_name(self) -> str:
+        """The suite's name of the tool called (the same as `name` without drift)."""
+        return self.tool or self.name
+
+    @property
+    def canonical_arguments(self) -> dict[str, Any] | None:
+        return self.tool_arguments if self.tool is not None else self.arguments
 
 
 class EndEvent(BaseModel):

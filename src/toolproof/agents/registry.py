@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.agents.base import Agent, AgentFactory, TrialContext
-from toolproof.agents.baselines import NullAgent, OracleAgent
+from toolproof.agents.baselines import NullAgent, OracleAgent, RetryingOracle
 from toolproof.agents.loop import LoopAgent
 from toolproof.config import load_config
 from toolproof.errors import UsageError
@@ -21,7 +21,7 @@ from toolproof.transcript import Transcript
 from toolproof.users.llm import LLMUser
 from toolproof.users.scripted import User, UserFactory, scripted_user
 
-KNOWN = "oracle, null, scripted:FILE (or --model provider/name)"
+KNOWN = "oracle, retrying-oracle, null, scripted:FILE (or --model provider/name)"
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ def resolve_agent(spec: str) -> AgentChoice:
         return AgentChoice("oracle", OracleAgent, "oracle")
     if spec == "null":
         return AgentChoice("null", NullAgent, "null")
+    if spec == "retrying-oracle":
+        return AgentChoice("retrying-oracle", RetryingOracle, "retrying-oracle")
     if spec.startswith("scripted:"):
         path = Path(spec.removeprefix("scripted:"))
         if not path.is_file():

@@ -1,5 +1,5 @@
 """What every tool call passes through."""
 
-from toolproof.gateway.core import Gateway
+from toolproof.gateway.core import Conditions, Gateway
 
-__all__ = ["Gateway"]
+__all__ = ["Conditions", "Gateway"]

@@ -1,40 +1,99 @@
 """The gateway: every tool call of a trial passes through here, whatever its backend.
 
-It parses and checks the call, runs the tool against the trial's world, times it and records
-it in the transcript. A malformed or unknown call goes back to the agent as a tool error and
-the trial goes on. Faults, schema drift and shared load are layers of this same path.
+It parses and checks the call, maps it through schema drift to the suite's tool, applies the
+trial's faults and the shared load, runs the tool against the trial's world, times it and
+records it in the transcript. A malformed or unknown call goes back to the agent as a tool
+error and the trial goes on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
+from toolproof.gateway.drift import DriftLayer
+from toolproof.gateway.faults import (
+    NOT_EXECUTED,
+    Decision,
+    FaultInjector,
+    damage,
+    error_result,
+    paginate,
+)
+from toolproof.gateway.load import SharedCapacity
 from toolproof.spec.suite import ToolBinding
 from toolproof.tools.base import ToolContext, ToolResult, ToolSchema
 from toolproof.transcript import ToolCallEvent, Transcript
+from toolproof.world import FrozenDict, World
+
+PAGE = {"type": "integer", "minimum": 1, "description": "Page of a long result (1 first)."}
+
+
+@dataclass
+class Conditions:
+    """The production conditions of one trial (all optional; none is a clean trial)."""
+
+    faults: FaultInjector | None = None
+    drift: DriftLayer | None = None
+    load: SharedCapacity | None = None
+    time_scale: float = 1.0
+    stale_state: FrozenDict | None = None
 
 
 class Gateway:
     """The tools of one trial, as an agent reaches them."""
 
     def __init__(
-        self, bindings: dict[str, ToolBinding], context: ToolContext, transcript: Transcript
+        self,
+        bindings: dict[str, ToolBinding],
+        context: ToolContext,
+        transcript: Transcript,
+        conditions: Conditions | None = None,
     ) -> None:
         self.bindings = bindings
         self.context = context
         self.transcript = transcript
+        self.conditions = conditions or Conditions()
         self._ids = itertools.count(1)
+        faults = self.conditions.faults
+        self.paged = {
+            name: rule.page_size
+            for name in bindings
+            if faults and (rule := faults.paginated(name)) is not None
+        }
+        drift = self.conditions.drift
+        base = drift.schemas if drift else [b.schema for b in bindings.values()]
+        self.schemas: list[ToolSchema] = [self._with_page(s) for s in base]
+
+    def _with_page(self, schema: ToolSchema) -> ToolSchema:
+        target = schema.name
+        if self.conditions.drift:
+            route = self.conditions.drift.route(schema.name)
+            target = route.target if route and route.target else ""
+        if target not in self.paged:
+            return schema
+        properties = {**schema.parameters.get("properties", {}), "page": PAGE}
+        return ToolSchema(
+            schema.name, schema.description, {**schema.parameters, "properties": properties}
+        )
 
     @property
-    def schemas(self) -> list[ToolSchema]:
-        return [binding.schema for binding in self.bindings.values()]
+    def time_scale(self) -> float:
+        return self.conditions.time_scale
 
     def is_write(self, name: str) -> bool:
         binding = self.bindings.get(name)
         return binding is not None and binding.write
+
+    def present(self, tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """How an agent calls the suite's `tool` with these arguments (under drift too)."""
+        if self.conditions.drift:
+            return self.conditions.drift.present(tool, arguments)
+        return tool, dict(arguments)
 
     async def call(
         self, name: str, arguments: dict[str, Any] | str | None, call_id: str | None = None
@@ -45,8 +104,18 @@ class Gateway:
         call_id = call_id or f"call_{next(self._ids)}"
         raw = arguments if isinstance(arguments, str) else ""
         parsed, result = _parse(arguments)
+        tool, tool_args, fault = name, dict(parsed or {}), None
+        if result is None and self.conditions.drift:
+            mapped = self.conditions.drift.to_suite(name, tool_args)
+            if isinstance(mapped, ToolResult):
+                result = mapped
+            else:
+                _, tool, tool_args = mapped
         if result is None:
-            result = await self._dispatch(name, parsed or {})
+            result, fault = await self._run(tool, tool_args)
+        if self.conditions.drift and not result.is_error:
+            result = ToolResult(self.conditions.drift.result_to_agent(tool, result.content))
+        drifted = self.conditions.drift is not None and tool in self.bindings
         self.transcript.add(
             ToolCallEvent(
                 t=started,
@@ -58,16 +127,52 @@ class Gateway:
                 is_error=result.is_error,
                 error_kind=result.error_kind,
                 latency_s=round(time.perf_counter() - clock, 6),
+                fault=fault,
+                tool=tool if drifted else None,
+                tool_arguments=tool_args if drifted else None,
             )
         )
         return result
 
-    async def _dispatch(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        binding = self.bindings.get(name)
+    async def _run(self, tool: str, args: dict[str, Any]) -> tuple[ToolResult, str | None]:
+        """Faults, load and the tool itself: (result, the fault injected if any)."""
+        binding = self.bindings.get(tool)
         if binding is None:
-            known = ", ".join(sorted(self.bindings))
-            return ToolResult.error("unknown_tool", f"no tool named '{name}'; tools: {known}")
-        return await binding.tool.call(arguments, self.context)
+            known = ", ".join(s.name for s in self.schemas)
+            return ToolResult.error("unknown_tool", f"no tool named '{tool}'; tools: {known}"), None
+        page = args.pop("page", None) if tool in self.paged else None
+        faults = self.conditions.faults
+        decision = faults.decide(tool) if faults else Decision()
+        delay, rejected = self.conditions.load.admit(tool) if self.conditions.load else (0.0, None)
+        fault = decision.kind or ("latency" if decision.delay_s else None)
+        try:
+            wait = decision.delay_s * self.time_scale + delay
+            if wait:
+                await asyncio.sleep(wait)
+            if rejected is not None:
+                return rejected, "load_rate_limit"
+            rule = decision.rule
+            if rule is not None and rule.kind in NOT_EXECUTED:
+                if rule.kind == "timeout":
+                    await asyncio.sleep(rule.after_s * self.time_scale)
+                return error_result(rule), rule.kind
+            context = self.context
+            if rule is not None and rule.kind == "stale" and self.conditions.stale_state:
+                context = ToolContext(World(self.conditions.stale_state), self.context.seed)
+            result = await binding.tool.call(args, context)
+        finally:
+            if rejected is None and self.conditions.load:
+                self.conditions.load.release(tool)
+        if faults and not result.is_error and tool == faults.refresh_tool:
+            faults.refreshed()
+        if rule is not None and not result.is_error and faults:
+            if rule.kind in ("malformed_json", "truncated"):
+                result = damage(rule, result, faults.rng)
+            elif rule.kind == "partial" and page is None:
+                result = ToolResult(paginate(result.content, 1, rule.page_size))
+        if page is not None and not result.is_error:
+            result = ToolResult(paginate(result.content, page, self.paged[tool]))
+        return result, fault
 
 
 def _parse(

@@ -14,7 +14,9 @@ def grade_calls(expect: Expectations, evidence: Evidence) -> list[Verdict]:
         missing = [
             describe_call(r.tool, r.args)
             for r in expect.calls
-            if not any(c.name == r.tool and matches(c.arguments, r.args) for c in done)
+            if not any(
+                c.canonical_name == r.tool and matches(c.canonical_arguments, r.args) for c in done
+            )
         ]
         if missing:
             verdicts.append(
@@ -24,8 +26,8 @@ def grade_calls(expect: Expectations, evidence: Evidence) -> list[Verdict]:
             position = 0
             for required in expect.calls:
                 while position < len(done) and not (
-                    done[position].name == required.tool
-                    and matches(done[position].arguments, required.args)
+                    done[position].canonical_name == required.tool
+                    and matches(done[position].canonical_arguments, required.args)
                 ):
                     position += 1
                 if position == len(done):
@@ -47,7 +49,9 @@ def grade_calls(expect: Expectations, evidence: Evidence) -> list[Verdict]:
         hits = [
             describe_call(f.tool, f.args)
             for f in expect.forbidden_calls
-            if any(c.name == f.tool and matches(c.arguments, f.args) for c in calls)
+            if any(
+                c.canonical_name == f.tool and matches(c.canonical_arguments, f.args) for c in calls
+            )
         ]
         verdicts.append(
             Verdict(

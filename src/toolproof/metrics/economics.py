@@ -1,7 +1,8 @@
 """Cost, tokens and latency: pure functions over stored trial rows.
 
-A cost is unknown (None) when any trial's model had no price: an unknown cost is never
-shown as zero. Infra-error trials count toward what was spent, not toward passes.
+A cost is unknown (None) when any trial's model had no price (or a row carries no cost):
+an unknown cost is never shown as zero. Infra-error trials count toward what was spent, not
+toward passes.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ def economics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     """cost_usd, cost_per_pass_usd, tokens, model-call and trial latency, calls and turns."""
     if not rows:
         return {}
-    costs = [row["cost_usd"] for row in rows]
-    cost = None if any(c is None for c in costs) else float(sum(costs))
+    costs = [row.get("cost_usd") for row in rows]
+    cost = None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
     passed = sum(row["outcome"] == "passed" for row in rows)
+    durations = [row["duration_s"] for row in rows if "duration_s" in row]
     calls = [latency for row in rows for latency in row.get("model_latency_s") or []]
     user_costs = [row.get("user_cost_usd", 0.0) for row in rows]
     user_cost = None if any(c is None for c in user_costs) else float(sum(user_costs))
@@ -34,12 +36,12 @@ def economics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
         "cost_usd": cost,
         "cost_per_pass_usd": cost / passed if cost is not None and passed else None,
         "user_cost_usd": user_cost,
-        "tokens_input": float(sum(row["tokens_input"] for row in rows)),
-        "tokens_output": float(sum(row["tokens_output"] for row in rows)),
+        "tokens_input": float(sum(row.get("tokens_input", 0) for row in rows)),
+        "tokens_output": float(sum(row.get("tokens_output", 0) for row in rows)),
         "latency_p50_s": percentile(calls, 50),
         "latency_p95_s": percentile(calls, 95),
-        "trial_latency_p50_s": percentile([row["duration_s"] for row in rows], 50),
-        "trial_latency_p95_s": percentile([row["duration_s"] for row in rows], 95),
-        "tool_calls_per_trial": sum(row["tool_calls"] for row in rows) / len(rows),
-        "turns_per_trial": sum(row["turns"] for row in rows) / len(rows),
+        "trial_latency_p50_s": percentile(durations, 50),
+        "trial_latency_p95_s": percentile(durations, 95),
+        "tool_calls_per_trial": sum(row.get("tool_calls", 0) for row in rows) / len(rows),
+        "turns_per_trial": sum(row.get("turns", 0) for row in rows) / len(rows),
     }

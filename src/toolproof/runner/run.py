@@ -17,6 +17,7 @@ from toolproof.runner.gold import replay_gold
 from toolproof.runner.local import execute
 from toolproof.runner.plan import TrialSpec, plan
 from toolproof.runner.trial import run_trial
+from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.suite import Suite, Task
 from toolproof.store.journal import Store
 from toolproof.store.queries import run_summary
@@ -38,6 +39,11 @@ class RunRequest:
     infra_errors: InfraPolicy = "fail"
     max_cost: float | None = None
     user_model: str | None = None
+    faults: str | None = None
+    drift: str | None = None
+    load: list[int] = field(default_factory=list)
+    profile: str | None = None
+    time_scale: float = 1.0
     suite_path: str = ""
 
 
@@ -77,6 +83,8 @@ def settings(suite: Suite, request: RunRequest) -> dict[str, Any]:
         "model_flags": dict(request.model_flags),
         "max_cost": request.max_cost,
         "user_model": request.user_model,
+        "variants": variant_keys(suite, request),
+        "time_scale": request.time_scale,
         "trials": trials,
         "k": ks,
         "seed": defaults.seed if request.seed is None else request.seed,
@@ -88,12 +96,41 @@ def settings(suite: Suite, request: RunRequest) -> dict[str, Any]:
     }
 
 
+def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
+    """The run's variants, in order: one per load level, or the full profile's set."""
+    if request.time_scale <= 0:
+        raise UsageError("--time-scale must be positive")
+    if request.profile not in (None, "full"):
+        raise UsageError(f"--profile {request.profile}: the only profile is 'full'")
+    if request.profile == "full":
+        if request.faults or request.drift or request.load:
+            raise UsageError("--profile full chooses faults, drift and load itself")
+        return [v.key for v in full_profile(suite)]
+    levels: list[int | None] = list(request.load) or [None]
+    return [Variant(request.faults, request.drift, level).key for level in levels]
+
+
+def full_profile(suite: Suite) -> list[Variant]:
+    """What the Reliability Score needs: clean trials, the fault profile, every drift variant
+    and the peak load level, each as the suite defines them (absent ones are skipped)."""
+    spec, score = suite.file, suite.file.score
+    variants = [Variant()]
+    profile = score.faults or next(iter(spec.faults.profiles), None)
+    if profile:
+        variants.append(Variant(faults=profile))
+    variants.extend(Variant(drift=name) for name in (score.drift or list(spec.drift)))
+    if spec.load:
+        peak = score.load or spec.load.peak or max(spec.load.levels)
+        variants.append(Variant(load=peak))
+    return variants
+
+
 def fingerprint(suite: Suite, config: dict[str, Any], identities: list[str]) -> str:
     """Identifies 'the same command': the same suite content, agents, user side and plan."""
     key = {
         "suite": suite.content_hash,
         "agents": identities,
-        **{k: config[k] for k in ("trials", "seed", "max_steps", "tasks")},
+        **{k: config[k] for k in ("trials", "seed", "max_steps", "tasks", "variants")},
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
@@ -150,22 +187,9 @@ async def run_suite(
                 "resume needs the same suite content (use `toolproof regrade` to re-grade)"
             )
         config = dict(stored["config"])
-        request = RunRequest(
-            agent=config["agent"],
-            models=config.get("models", []),
-            model_flags=config.get("model_flags", {}),
-            max_cost=config.get("max_cost"),
-            user_model=config.get("user_model"),
-            trials=config["trials"],
-            k=config["k"],
-            concurrency=request.concurrency or config["concurrency"],
-            seed=config["seed"],
-            tasks=",".join(config["tasks"]),
-            max_steps=config["max_steps"],
-            infra_errors=config["infra_errors"],
-            suite_path=config["suite_path"],
-        )
-    config = settings(suite, request)
+        config["concurrency"] = request.concurrency or config["concurrency"]
+    else:
+        config = settings(suite, request)
     agents = resolve_agents(config["agent"], config["models"], suite, config["model_flags"])
     by_model = {a.model: a for a in agents}
     user_identity, make_user = resolve_user(config["user_model"], suite, config["model_flags"])
@@ -185,7 +209,16 @@ async def run_suite(
             tasks=task_rows(suite, tasks),
             version=__version__,
         )
-    specs = plan(tasks, config["trials"], config["seed"], [a.model for a in agents])
+    setups = {
+        key: VariantSetup(suite, Variant.parse(key), config["time_scale"])
+        for key in config["variants"]
+    }
+    models = [a.model for a in agents]
+    specs = [
+        spec
+        for key in config["variants"]
+        for spec in plan(tasks, config["trials"], config["seed"], models, key)
+    ]
     done = store.done(run_id)
     todo: list[TrialSpec] = [s for s in specs if s.key not in done]
     on_start(
@@ -194,6 +227,7 @@ async def run_suite(
 
     async def one(spec: TrialSpec) -> TrialResult:
         agent = by_model[spec.model]
+        task = suite.task(spec.task_id)
         return await run_trial(
             spec,
             suite,
@@ -202,6 +236,7 @@ async def run_suite(
             config["max_steps"],
             agent.label,
             make_user,
+            setups[spec.variant].conditions(task, spec.seed),
         )
 
     budget = Budget(config["max_cost"], store.spent(run_id))
@@ -211,7 +246,10 @@ async def run_suite(
         budget.add(result.cost_usd)
         on_result(result)
 
-    await execute(todo, one, config["concurrency"], record, budget.reached)
+    for key, setup in setups.items():
+        batch = [s for s in todo if s.variant == key]
+        concurrency = setup.concurrency or config["concurrency"]
+        await execute(batch, one, concurrency, record, budget.reached)
     if budget.reached():
         store.annotate(run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}")
     else:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from toolproof.agents.base import AgentFactory, TrialContext
 from toolproof.errors import AgentFailure, InfraError
-from toolproof.gateway import Gateway
+from toolproof.gateway import Conditions, Gateway
 from toolproof.graders import Verdict
 from toolproof.results import Outcome, TrialResult, judge
 from toolproof.runner.plan import TrialSpec
@@ -26,6 +26,7 @@ async def run_trial(
     max_steps: int,
     agent_name: str = "",
     make_user: UserFactory = scripted_user,
+    conditions: Conditions | None = None,
 ) -> TrialResult:
     """Run one (task, trial) to its end and grade it."""
     task = suite.task(spec.task_id)
@@ -33,7 +34,8 @@ async def run_trial(
     clock = time.perf_counter()
     transcript = Transcript()
     world = World(suite.start_state(task))
-    gateway = Gateway(suite.tools, ToolContext(world=world, seed=spec.seed), transcript)
+    context = ToolContext(world=world, seed=spec.seed)
+    gateway = Gateway(suite.tools, context, transcript, conditions)
     agent = make_agent(
         TrialContext(
             suite=suite, task=task, seed=spec.seed, transcript=transcript, max_steps=max_steps

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from toolproof.agents.baselines import NullAgent, OracleAgent
+from toolproof.agents.baselines import NullAgent, OracleAgent, RetryingOracle
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.trial import run_trial
+from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.suite import Suite, Task
 
 
@@ -56,3 +57,64 @@ async def check_task(suite: Suite, task: Task) -> TaskCheck:
 async def validate_suite(suite: Suite, tasks: list[Task] | None = None) -> list[TaskCheck]:
     """Check every task (in order); the suite is sound when every check is ok."""
     return [await check_task(suite, task) for task in tasks or suite.tasks]
+
+
+@dataclass
+class ConditionCheck:
+    """A fault profile or drift variant: survivable by the retrying oracle on every task?"""
+
+    variant: str
+    retrying_passed: int
+    plain_passed: int
+    tasks: int
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+async def check_condition(
+    suite: Suite, variant: Variant, tasks: list[Task], time_scale: float
+) -> ConditionCheck:
+    setup = VariantSetup(suite, variant, time_scale)
+    steps = suite.file.defaults.max_steps
+    retrying = plain = 0
+    problems = []
+    for task in tasks:
+        replay = await replay_gold(suite, task)
+        seed = derive_seed(suite.file.defaults.seed, variant.key, task.id, 0)
+        spec = TrialSpec(task.id, 0, seed, variant.key)
+        good = await run_trial(
+            spec,
+            suite,
+            RetryingOracle,
+            replay.hash,
+            steps,
+            "retrying-oracle",
+            conditions=setup.conditions(task, seed),
+        )
+        naive = await run_trial(
+            spec,
+            suite,
+            OracleAgent,
+            replay.hash,
+            steps,
+            "oracle",
+            conditions=setup.conditions(task, seed),
+        )
+        retrying += good.outcome == "passed"
+        plain += naive.outcome == "passed"
+        if good.outcome != "passed":
+            problems.append(f"task '{task.id}': the retrying oracle fails ({good.reason})")
+    return ConditionCheck(variant.key, retrying, plain, len(tasks), problems)
+
+
+async def validate_conditions(
+    suite: Suite, tasks: list[Task] | None = None, time_scale: float = 0.001
+) -> list[ConditionCheck]:
+    """Every fault profile and drift variant of the suite, each proved survivable."""
+    chosen = tasks or suite.tasks
+    variants = [Variant(faults=name) for name in suite.file.faults.profiles]
+    variants += [Variant(drift=name) for name in suite.file.drift]
+    return [await check_condition(suite, v, chosen, time_scale) for v in variants]

@@ -171,6 +171,8 @@ def load_suite(path: str | Path) -> Suite:
     tasks = _load_tasks(loading, task_entries if isinstance(task_entries, list) else [], raw)
     for task in tasks:
         _check_task(loading, task, tools, set(file.tools), world)
+    if not loading.problems:
+        _check_conditions(loading, file, raw, suite_path, tools)
     if loading.problems:
         raise SuiteError(loading.problems)
     digest = hashlib.sha256()
@@ -491,3 +493,45 @@ def _check_task(
                 at("initial_state", key),
                 f"initial_state names '{key}', which the world does not have",
             )
+
+
+def _check_conditions(
+    loading: _Loading, file: SuiteFile, raw: LineDict, at: Path, tools: dict[str, ToolBinding]
+) -> None:
+    """Fault profiles, drift variants, load and score must name what the suite has."""
+    from toolproof.gateway.drift import DriftError, DriftLayer
+
+    faults = file.faults
+    if faults.refresh_tool and faults.refresh_tool not in tools:
+        line = line_of(raw, ["faults", "refresh_tool"])
+        loading.problem(at, line, f"refresh_tool '{faults.refresh_tool}' is not in the spectra")
+    for name, rules in faults.profiles.items():
+        for i, rule in enumerate(rules):
+            for tool in rule.tools or []:
+                if tool not in tools:
+                    line = line_of(raw, ["faults", "profiles", name, i, "tools"])
+                    loading.problem(at, line, f"fault profile '{name}': unknown tool '{tool}'")
+            if rule.kind == "token_expired" and not faults.refresh_tool:
+                line = line_of(raw, ["faults", "profiles", name, i])
+                loading.problem(
+                    at, line, f"fault profile '{name}': token_expired needs faults.refresh_tool"
+                )
+    schemas = {name: b.schema for name, b in tools.items()}
+    for name, transforms in file.drift.items():
+        try:
+            DriftLayer(list(transforms), schemas)
+        except DriftError as exc:
+            loading.problem(at, line_of(raw, ["drift", name]), f"drift variant '{name}': {exc}")
+    if file.load:
+        for tool in file.load.capacity:
+            if tool != "*" and tool not in tools:
+                line = line_of(raw, ["load", "capacity", tool])
+                loading.problem(at, line, f"load capacity for unknown tool '{tool}'")
+    score = file.score
+    if score.faults and score.faults not in faults.profiles:
+        line = line_of(raw, ["score", "faults"])
+        loading.problem(at, line, f"score.faults: no fault profile '{score.faults}'")
+    for variant in score.drift or []:
+        if variant not in file.drift:
+            line = line_of(raw, ["score", "drift"])
+            loading.problem(at, line, f"score.drift: no drift variant '{variant}'")

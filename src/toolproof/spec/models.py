@@ -19,6 +19,7 @@ from pydantic import (
 
 from toolproof.models.base import ModelSettings
 from toolproof.models.pricing import Price
+from toolproof.spec.conditions import DriftTransform, FaultsSpec, LoadSpec, ScoreSpec
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
@@ -124,6 +125,12 @@ class SuiteFile(Strict):
     prices: dict[str, Price] = Field(
         default_factory=dict, description="USD per million tokens; overrides bundled prices."
     )
+    faults: FaultsSpec = Field(default_factory=FaultsSpec)
+    drift: dict[str, list[DriftTransform]] = Field(
+        default_factory=dict, description="Schema drift variants by name."
+    )
+    load: LoadSpec | None = None
+    score: ScoreSpec = Field(default_factory=ScoreSpec)
 
 
 # ---------------------------------------------------------------- tasks

@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Engine, create_engine, event, func, select, update
+from sqlalchemy import Engine, create_engine, event, func, inspect, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from toolproof.errors import StoreError
 from toolproof.results import TrialResult
-from toolproof.store.schema import metadata, run_tasks, runs, trials
+from toolproof.store.schema import SCHEMA_VERSION, meta, metadata, run_tasks, runs, trials
 
 DEFAULT_URL = "sqlite:///toolproof.db"
 
@@ -48,9 +48,30 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         try:
-            metadata.create_all(self.engine)
+            self._check_schema()
         except OperationalError as exc:
             raise StoreError(f"cannot open store {self.url}: {exc.orig}") from None
+
+    def _check_schema(self) -> None:
+        """Create the tables in a new store; refuse one written with another schema."""
+        existing = set(inspect(self.engine).get_table_names())
+        if not existing & {"runs", "trials"}:
+            metadata.create_all(self.engine)
+            with self.engine.begin() as conn:
+                conn.execute(meta.insert().values(key="schema_version", value=SCHEMA_VERSION))
+            return
+        version = None
+        if "toolproof_meta" in existing:
+            with self.engine.connect() as conn:
+                version = conn.execute(
+                    select(meta.c.value).where(meta.c.key == "schema_version")
+                ).scalar()
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.url} has results schema {version or 'of an early version'}, "
+                f"this toolproof writes schema {SCHEMA_VERSION}; use another --store "
+                "(the old one stays readable by the version that wrote it)"
+            )
 
     def create_run(
         self,

@@ -21,6 +21,15 @@ from sqlalchemy import (
 
 metadata = MetaData()
 
+SCHEMA_VERSION = "1"
+
+meta = Table(
+    "toolproof_meta",
+    metadata,
+    Column("key", String(100), primary_key=True),
+    Column("value", String(200), nullable=False),
+)
+
 runs = Table(
     "runs",
     metadata,
