@@ -149,7 +149,7 @@ def validate(
         raise typer.Exit(1)
     survivable = f", {len(conditions)} fault profiles and drift variants survivable"
     console.print(
-        f"[green]suite '{loaded.name}' is sound: {len(checks)} tasks"
+        f"[green]suite '{loaded.name}' is sound: {len(checks)} tasks checked"
         + (survivable if conditions else "")
     )
 

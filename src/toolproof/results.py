@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -41,6 +41,9 @@ class TrialResult(BaseModel):
     user_cost_usd: float | None = 0.0
     tool_calls: int = 0
     turns: int = 0
+    conditions: dict[str, Any] = Field(
+        default_factory=dict, description="Failed and recovered calls, loops, faults."
+    )
 
 
 def judge(

@@ -14,6 +14,7 @@ from typing import Any
 
 from toolproof import __version__
 from toolproof.errors import Problem, SuiteError
+from toolproof.metrics.recovery import trial_stats
 from toolproof.models.base import ToolCall
 from toolproof.results import TrialResult
 from toolproof.store.journal import Store
@@ -155,6 +156,7 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
                 transcript=transcript,
                 cost_usd=None,
                 tool_calls=len(transcript.tool_calls()),
+                conditions=trial_stats(transcript),
                 turns=len(transcript.messages("assistant")),
             ),
         )

@@ -12,7 +12,10 @@ from typing import Any, Literal
 from toolproof.errors import MetricError
 from toolproof.metrics.breakdown import TaskMeta, by_tag, by_tier
 from toolproof.metrics.economics import economics
+from toolproof.metrics.load import completion_under_load, drift_robustness, load_level_stats
 from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
+from toolproof.metrics.recovery import pool
+from toolproof.metrics.score import reliability_score
 from toolproof.metrics.stats import bootstrap_ci
 
 InfraPolicy = Literal["fail", "exclude"]
@@ -44,6 +47,7 @@ def summarize_run(
     seed: int = 0,
     labels: Mapping[str, str] | None = None,
     partial: bool = False,
+    score: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The summary printed, written as JSON and gated on: overall counts and one entry per
     model under `models`; with a single model its entry's fields are also at the top level.
@@ -58,7 +62,7 @@ def summarize_run(
     models = [
         {
             "model": (labels or {}).get(model, model),
-            **summarize_group(group, metas, ks, infra, seed, partial),
+            **summarize_model(group, metas, ks, infra, seed, partial, score),
         }
         for model, group in by_model.items()
     ]
@@ -82,6 +86,99 @@ def _counts(counts: Mapping[str, int], total: int) -> dict[str, int]:
         "infra_error": counts.get("infra_error", 0),
         "total": total,
     }
+
+
+def summarize_model(
+    rows: Sequence[Mapping[str, Any]],
+    metas: Sequence[TaskMeta],
+    ks: Sequence[int],
+    infra: InfraPolicy,
+    seed: int,
+    partial: bool,
+    score: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """One model's summary: its primary variant (clean when run) in full, every variant's
+    pass rates, recovery over all its trials, drift robustness, completion under load, and
+    the Reliability Score with any missing component shown."""
+    by_variant: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_variant[row.get("variant", "")].append(row)
+    primary = "" if "" in by_variant else next(iter(by_variant))
+    out = summarize_group(by_variant[primary], metas, ks, infra, seed, partial)
+    out["variant"] = primary
+    pass_rates = {key: _pass_rate(group, infra) for key, group in by_variant.items()}
+    out["variants"] = {
+        key: _variant(group, pass_rates[key], infra) for key, group in by_variant.items()
+    }
+    recovery = pool([(row["outcome"], row.get("conditions") or _NO_STATS) for row in rows])
+    drift = {
+        key.removeprefix("drift:"): rate
+        for key, rate in pass_rates.items()
+        if key.startswith("drift:") and "+" not in key
+    }
+    levels = {
+        int(key.removeprefix("load:")): rate
+        for key, rate in pass_rates.items()
+        if key.startswith("load:") and "+" not in key
+    }
+    clean = pass_rates.get("")
+    conditions: dict[str, Any] = {"recovery": recovery}
+    if drift:
+        conditions["drift"] = drift_robustness(clean, drift)
+    if levels:
+        if 1 not in levels and clean is not None:
+            levels[1] = clean
+        conditions["load"] = completion_under_load(levels, max(levels))
+    out["conditions"] = conditions
+    config = dict(score or {})
+    k = config.get("k") or max(ks)
+    components = {
+        "pass^k": out["metrics"].get(f"pass^{k}") if primary == "" else None,
+        "recovery_rate": recovery["recovery_rate"],
+        "completion_under_load": conditions.get("load", {}).get("completion_under_load"),
+        "drift_robustness": conditions.get("drift", {}).get("drift_robustness"),
+    }
+    weights = config.get("weights") or DEFAULT_WEIGHTS
+    out["reliability"] = {"k": k, **reliability_score(components, weights)}
+    out["metrics"].update(
+        {
+            "recovery_rate": recovery["recovery_rate"],
+            "loop_rate": recovery["loop_rate"],
+            "corrective_action": recovery["corrective_action"],
+            "drift_robustness": components["drift_robustness"],
+            "completion_under_load": components["completion_under_load"],
+            "reliability_score": out["reliability"]["reliability_score"],
+        }
+    )
+    return out
+
+
+DEFAULT_WEIGHTS = {
+    "pass^k": 0.4,
+    "recovery_rate": 0.3,
+    "completion_under_load": 0.2,
+    "drift_robustness": 0.1,
+}
+_NO_STATS: Mapping[str, Any] = {"failed": {}, "recovered": {}, "looped": False, "faulted": False}
+
+
+def _pass_rate(rows: Sequence[Mapping[str, Any]], infra: InfraPolicy) -> float:
+    tasks, _ = task_trials(rows, infra)
+    kept = [t for t in tasks if t.n]
+    return sum(t.c / t.n for t in kept) / len(kept) if kept else 0.0
+
+
+def _variant(rows: Sequence[Mapping[str, Any]], rate: float, infra: InfraPolicy) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "counts": _counts(Counter(row["outcome"] for row in rows), len(rows)),
+        "pass@1": rate,
+    }
+    key = rows[0].get("variant", "") if rows else ""
+    if "faults:" in key:
+        out["recovery"] = pool([(r["outcome"], r.get("conditions") or _NO_STATS) for r in rows])
+    if "load:" in key:
+        out["load"] = load_level_stats(rows, infra)
+    return out
 
 
 def summarize_group(

@@ -93,6 +93,7 @@ def summary_tables(summary: dict[str, Any]) -> list[Table]:
         "pass@1",
         f"pass^{k}",
         f"tax@{k}",
+        "score",
         "cost",
         "cost/pass",
         "tokens in/out",
@@ -109,15 +110,63 @@ def summary_tables(summary: dict[str, Any]) -> list[Table]:
             _fmt(m.get("pass@1")),
             _fmt(m.get(f"pass^{k}")),
             _fmt(m.get(f"reliability_tax@{k}")),
+            _fmt(m.get("reliability_score")),
             _usd(m.get("cost_usd")),
             _usd(m.get("cost_per_pass_usd")) if m.get("cost_usd") is not None else "–",
             f"{int(m.get('tokens_input') or 0)}/{int(m.get('tokens_output') or 0)}",
             _seconds(m.get("latency_p95_s")),
             _seconds(m.get("trial_latency_p95_s")),
         )
+    conditions = [t for entry in summary["models"] for t in _conditions(entry)]
     if len(summary["models"]) > 1:
-        return [models, _tasks_by_model(summary, k)]
-    return [models, *_detail(summary, k)]
+        return [models, *conditions, _tasks_by_model(summary, k)]
+    return [models, *conditions, *_detail(summary, k)]
+
+
+def _conditions(entry: dict[str, Any]) -> list[Table]:
+    """Per variant: pass rate, recovery, load; then the Reliability Score and its parts."""
+    variants = entry.get("variants", {})
+    recovery_all = entry.get("conditions", {}).get("recovery", {})
+    if len(variants) <= 1 and not recovery_all.get("failed_calls"):
+        return []
+    table = Table(title=f"{entry['model']}: production conditions", title_justify="left")
+    columns = (
+        "variant",
+        "trials",
+        "pass@1",
+        "recovery",
+        "loops",
+        "tool errors",
+        "throughput/min",
+        "trial p95",
+    )
+    for column in columns:
+        table.add_column(column, justify="left" if column == "variant" else "right")
+    for key, variant in variants.items():
+        recovery = variant.get("recovery", {})
+        load = variant.get("load", {})
+        table.add_row(
+            key or "clean",
+            str(variant["counts"]["total"]),
+            _fmt(variant["pass@1"]),
+            _fmt(recovery.get("recovery_rate")),
+            _fmt(recovery.get("loop_rate")),
+            _fmt(load.get("tool_error_rate")),
+            _fmt(load.get("throughput_per_min")),
+            _seconds(load.get("trial_latency_p95_s")),
+        )
+    score = entry["reliability"]
+    parts = " + ".join(
+        f"{score['weights_used'][name]:.2f}·{name} {_fmt(value)}"
+        for name, value in score["components"].items()
+        if name in score["weights_used"]
+    )
+    missing = ", ".join(score["missing"])
+    table.caption = (
+        f"Reliability Score (k={score['k']}) = {_fmt(score['reliability_score'])} = {parts}"
+        + (f"\nnot measured (weights renormalised over the rest): {missing}" if missing else "")
+    )
+    return [table]
 
 
 def _detail(summary: dict[str, Any], k: int) -> list[Table]:

@@ -84,6 +84,7 @@ def settings(suite: Suite, request: RunRequest) -> dict[str, Any]:
         "max_cost": request.max_cost,
         "user_model": request.user_model,
         "variants": variant_keys(suite, request),
+        "score": suite.file.score.model_dump(),
         "time_scale": request.time_scale,
         "trials": trials,
         "k": ks,

@@ -9,6 +9,7 @@ from toolproof.agents.base import AgentFactory, TrialContext
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.graders import Verdict
+from toolproof.metrics.recovery import trial_stats
 from toolproof.results import Outcome, TrialResult, judge
 from toolproof.runner.plan import TrialSpec
 from toolproof.spec.suite import Suite
@@ -86,4 +87,5 @@ async def run_trial(
         user_cost_usd=transcript.cost_usd("user"),
         tool_calls=len(transcript.tool_calls()),
         turns=len(transcript.messages("assistant")),
+        conditions=trial_stats(transcript),
     )

@@ -228,6 +228,8 @@ def _columns(result: TrialResult) -> dict[str, Any]:
         "tool_calls": result.tool_calls,
         "turns": result.turns,
         "model_latency_s": [c.latency_s for c in result.transcript.model_calls()],
+        "tool_errors": result.conditions.get("tool_errors", 0),
+        "conditions": result.conditions,
         "result": result.model_dump(mode="json"),
     }
 

@@ -40,6 +40,7 @@ def run_summary(
         seed=config.get("seed", 0),
         labels={"": run["agent"]},
         partial=run["status"] != "finished",
+        score=config.get("score"),
     )
     return {
         "run_id": run_id,

@@ -78,6 +78,8 @@ trials = Table(
     Column("tool_calls", Integer, nullable=False),
     Column("turns", Integer, nullable=False),
     Column("model_latency_s", JSON, nullable=False),
+    Column("tool_errors", Integer, nullable=False),
+    Column("conditions", JSON, nullable=False),
     Column("result", JSON, nullable=False),
     UniqueConstraint("run_id", "variant", "model", "task_id", "trial", name="one_trial"),
 )

@@ -1,0 +1,128 @@
+"""Schema drift and concurrent load: pure functions over pass rates and stored trial rows.
+
+See docs/metrics.md, "Production conditions".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from toolproof.errors import MetricError
+from toolproof.metrics.economics import percentile
+
+InfraPolicy = Literal["fail", "exclude"]
+
+
+def _rate(name: str, value: float) -> float:
+    if not (isinstance(value, int | float) and 0.0 <= value <= 1.0):
+        raise MetricError(f"{name} must be a pass rate between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    return value / base if value is not None and base else None
+
+
+def drift_robustness(
+    clean_pass_rate: float | None, drift_pass_rates: Mapping[str, float]
+) -> dict[str, Any]:
+    """pass@1 under schema drift: the mean of the variants' pass@1 (`drift_robustness`),
+    its ratio to the clean pass@1 (`ratio_to_clean`, None when the clean rate is 0 or
+    missing), and both per variant. With no variant, `drift_robustness` is None.
+
+    Returns {"drift_robustness", "ratio_to_clean", "clean_pass_rate",
+    "variants": {name: {"pass_rate", "ratio_to_clean"}}}.
+    """
+    clean = None if clean_pass_rate is None else _rate("clean pass rate", clean_pass_rate)
+    rates = {name: _rate(f"pass rate of '{name}'", r) for name, r in drift_pass_rates.items()}
+    mean = sum(rates.values()) / len(rates) if rates else None
+    return {
+        "drift_robustness": mean,
+        "ratio_to_clean": _ratio(mean, clean),
+        "clean_pass_rate": clean,
+        "variants": {
+            name: {"pass_rate": rate, "ratio_to_clean": _ratio(rate, clean)}
+            for name, rate in rates.items()
+        },
+    }
+
+
+def completion_under_load(levels: Mapping[int, float], peak: int) -> dict[str, Any]:
+    """pass@1 at the peak load level (`completion_under_load`) and its ratio to the pass@1 at
+    the baseline level: level 1, or the lowest level present (`ratio_to_baseline`, None when
+    the baseline rate is 0). A peak with no measured level is an error.
+
+    Returns {"completion_under_load", "ratio_to_baseline", "peak", "baseline",
+    "baseline_pass_rate", "levels": {level: pass_rate}}.
+    """
+    rates = {level: _rate(f"pass rate at load {level}", r) for level, r in levels.items()}
+    if peak not in rates:
+        raise MetricError(
+            f"no pass rate at the peak load level {peak}; measured levels: {sorted(rates)}"
+        )
+    baseline = 1 if 1 in rates else min(rates)
+    return {
+        "completion_under_load": rates[peak],
+        "ratio_to_baseline": _ratio(rates[peak], rates[baseline]),
+        "peak": peak,
+        "baseline": baseline,
+        "baseline_pass_rate": rates[baseline],
+        "levels": dict(sorted(rates.items())),
+    }
+
+
+def _instant(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise MetricError(f"started_at is not an ISO-8601 time: {text!r}") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def load_level_stats(
+    rows: Sequence[Mapping[str, Any]], infra: InfraPolicy = "fail"
+) -> dict[str, Any]:
+    """The trials of one load level: pass rate, throughput, trial latency and tool errors.
+
+    Rows are stored trials with `outcome`, `started_at` (ISO-8601; UTC when it names no zone),
+    `duration_s`, `tool_calls` and `tool_errors`. `infra` decides whether `infra_error`
+    trials count as failures (`fail`) or are left out of the pass rate (`exclude`);
+    throughput, latency and tool errors always take every trial.
+
+    Returns {"trials", "passed", "infra_error", "pass_rate", "throughput_per_min",
+    "trial_latency_p50_s", "trial_latency_p95_s", "tool_calls", "tool_errors",
+    "tool_error_rate"}; a value with nothing to measure is None.
+    """
+    counted = [r for r in rows if infra == "fail" or r["outcome"] != "infra_error"]
+    passed = sum(r["outcome"] == "passed" for r in rows)
+    throughput = None
+    if rows:
+        moments = [_instant(r["started_at"]) for r in rows]
+        first = min(moments)
+        # seconds from the first start to the last end
+        window = max(
+            (m - first).total_seconds() + float(r["duration_s"])
+            for m, r in zip(moments, rows, strict=True)
+        )
+        if window > 0 and math.isfinite(window):
+            throughput = len(rows) / (window / 60.0)
+    durations = [float(r["duration_s"]) for r in rows]
+    calls = sum(int(r["tool_calls"]) for r in rows)
+    errors = sum(int(r["tool_errors"]) for r in rows)
+    if not 0 <= errors <= calls:
+        raise MetricError(f"tool errors ({errors}) must be between 0 and tool calls ({calls})")
+    return {
+        "trials": len(rows),
+        "passed": passed,
+        "infra_error": sum(r["outcome"] == "infra_error" for r in rows),
+        "pass_rate": passed / len(counted) if counted else None,
+        "throughput_per_min": throughput,
+        "trial_latency_p50_s": percentile(durations, 50),
+        "trial_latency_p95_s": percentile(durations, 95),
+        "tool_calls": calls,
+        "tool_errors": errors,
+        "tool_error_rate": errors / calls if calls else None,
+    }

@@ -1,0 +1,281 @@
+"""Anthropic's Messages API with tool use.
+
+System messages go to `system`; an assistant Message becomes content blocks (text, then one
+`tool_use` per call); the `tool` Messages answering one turn become one user message of
+`tool_result` blocks. Consecutive messages of one role are merged, and empty text is left out,
+as the API requires. `max_tokens` is required by the API: 1024 unless the settings say
+otherwise. The API has no seed; `temperature` and `extra` go into the request body as they are.
+
+With extended thinking (`extra: {thinking: ...}`) the API wants a turn's thinking blocks back
+with its tool calls: the client keeps them, by tool call id, and sends them back.
+
+Errors become `ProviderError` (429, 5xx, 529 overloaded, timeouts and connection errors are
+retryable), except "prompt is too long", which is the agent's: `ContextOverflow`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import OrderedDict
+from typing import Literal, TypeAlias
+
+import anthropic
+import httpx2
+from anthropic import Omit, omit
+from anthropic.types import Message as AnthropicMessage
+from anthropic.types import (
+    MessageParam,
+    RedactedThinkingBlockParam,
+    TextBlockParam,
+    ThinkingBlockParam,
+    ToolChoiceParam,
+    ToolParam,
+    ToolResultBlockParam,
+    ToolUseBlockParam,
+)
+
+from toolproof.errors import UsageError
+from toolproof.models.base import (
+    ContextOverflow,
+    Message,
+    ModelClient,
+    ModelResponse,
+    ModelSettings,
+    ProviderError,
+    ToolCall,
+    Usage,
+)
+from toolproof.models.retry import parse_retry_after, retryable_status
+from toolproof.tools.base import ToolSchema
+
+DEFAULT_MAX_TOKENS = 1024
+
+Block: TypeAlias = (
+    TextBlockParam
+    | ToolUseBlockParam
+    | ToolResultBlockParam
+    | ThinkingBlockParam
+    | RedactedThinkingBlockParam
+)
+Thinking: TypeAlias = ThinkingBlockParam | RedactedThinkingBlockParam
+
+_OVERFLOW = re.compile(
+    r"prompt is too long|exceeds? (?:the )?context (?:limit|window)|context window",
+    re.IGNORECASE,
+)
+# 429s that no wait will cure.
+_SPEND_LIMIT_CODES = {"contract_spend_limit_reached", "enforced_spend_limit_reached"}
+_KEPT_THINKING = 4096
+
+
+class AnthropicClient(ModelClient):
+    """A Claude model behind the Messages API."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        settings: ModelSettings | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        timeout_s: float = 120.0,
+    ) -> None:
+        self.model = model
+        self.name = f"anthropic/{model}"
+        self.settings = settings or ModelSettings()
+        self.client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            default_headers=headers,
+            http_client=http_client,
+            max_retries=0,
+            timeout=timeout_s,
+        )
+        given = {k.lower() for k in headers or {}} & {"x-api-key", "authorization"}
+        c = self.client
+        if not (c.api_key or c.auth_token or c.credentials or given):
+            raise UsageError(f"{self.name}: no API key: pass one or set ANTHROPIC_API_KEY")
+        self._thinking: OrderedDict[str, list[Thinking]] = OrderedDict()
+
+    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+        s = self.settings
+        system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+        body = dict(s.extra)
+        if s.temperature is not None:
+            body.setdefault("temperature", s.temperature)
+        started = time.perf_counter()
+        try:
+            response = await self.client.messages.create(
+                model=self.model,
+                max_tokens=DEFAULT_MAX_TOKENS if s.max_tokens is None else s.max_tokens,
+                messages=self._messages(messages),
+                system=system or omit,
+                tools=[_tool(t) for t in tools] if tools else omit,
+                tool_choice=self._tool_choice() if tools else omit,
+                extra_body=body or None,
+            )
+        except anthropic.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except anthropic.APITimeoutError as exc:
+            raise ProviderError("request timed out", retryable=True) from exc
+        except anthropic.APIConnectionError as exc:
+            raise ProviderError(f"connection error: {_cause(exc)}", retryable=True) from exc
+        except anthropic.AnthropicError as exc:
+            raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
+        latency = time.perf_counter() - started
+        return self._response(response, latency)
+
+    def _messages(self, messages: list[Message]) -> list[MessageParam]:
+        turns: list[tuple[Literal["user", "assistant"], list[Block]]] = []
+        for message in messages:
+            role: Literal["user", "assistant"]
+            blocks: list[Block] = []
+            if message.role == "system":
+                continue
+            if message.role == "assistant":
+                role = "assistant"
+                if message.tool_calls:
+                    blocks.extend(self._thinking.get(message.tool_calls[0].id, []))
+                if message.content:
+                    blocks.append({"type": "text", "text": message.content})
+                blocks.extend(_tool_use(c) for c in message.tool_calls)
+            elif message.role == "tool":
+                role = "user"
+                result: ToolResultBlockParam = {
+                    "type": "tool_result",
+                    "tool_use_id": message.tool_call_id or "",
+                    "is_error": message.is_error,
+                }
+                if message.content:
+                    result["content"] = message.content
+                blocks.append(result)
+            else:
+                role = "user"
+                if message.content:
+                    blocks.append({"type": "text", "text": message.content})
+            if not blocks:
+                continue
+            if turns and turns[-1][0] == role:
+                turns[-1][1].extend(blocks)
+            else:
+                turns.append((role, blocks))
+        wire: list[MessageParam] = []
+        for role, blocks in turns:
+            only = blocks[0]
+            content = only["text"] if len(blocks) == 1 and only["type"] == "text" else blocks
+            if role == "user":
+                wire.append({"role": "user", "content": content})
+            else:
+                wire.append({"role": "assistant", "content": content})
+        return wire
+
+    def _tool_choice(self) -> ToolChoiceParam | Omit:
+        s = self.settings
+        single = s.parallel_tool_calls is False
+        match s.tool_choice:
+            case "none":
+                return {"type": "none"}
+            case "required":
+                if single:
+                    return {"type": "any", "disable_parallel_tool_use": True}
+                return {"type": "any"}
+            case None | "auto":
+                if single:
+                    return {"type": "auto", "disable_parallel_tool_use": True}
+                return {"type": "auto"} if s.tool_choice else omit
+            case name:  # the name of one tool, to force it
+                if single:
+                    return {"type": "tool", "name": name, "disable_parallel_tool_use": True}
+                return {"type": "tool", "name": name}
+
+    def _response(self, response: AnthropicMessage, latency: float) -> ModelResponse:
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        thinking: list[Thinking] = []
+        for block in response.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif block.type == "tool_use":
+                arguments = block.input if isinstance(block.input, dict) else None
+                calls.append(
+                    ToolCall(
+                        id=block.id,
+                        name=block.name,
+                        arguments=arguments,
+                        raw_arguments=json.dumps(block.input, ensure_ascii=False),
+                    )
+                )
+            elif block.type == "thinking":
+                thinking.append(
+                    {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+                )
+            elif block.type == "redacted_thinking":
+                thinking.append({"type": "redacted_thinking", "data": block.data})
+        if thinking and calls:
+            self._thinking[calls[0].id] = thinking
+            while len(self._thinking) > _KEPT_THINKING:
+                self._thinking.popitem(last=False)
+        u = response.usage
+        cache_read = u.cache_read_input_tokens or 0
+        details = u.output_tokens_details
+        usage = Usage(
+            # Input counts all prompt tokens, the cached ones included (as OpenAI counts them).
+            input_tokens=(u.input_tokens or 0) + cache_read + (u.cache_creation_input_tokens or 0),
+            output_tokens=u.output_tokens or 0,
+            cached_tokens=cache_read,
+            reasoning_tokens=(details.thinking_tokens or 0) if details else 0,
+        )
+        return ModelResponse(
+            message=Message(role="assistant", content="".join(texts), tool_calls=calls),
+            usage=usage,
+            latency_s=latency,
+            stop_reason=response.stop_reason or "",
+        )
+
+    def _status_error(self, exc: anthropic.APIStatusError) -> Exception:
+        status = exc.status_code
+        kind = exc.type or ""
+        text = exc.api_message or _text(exc)
+        if 400 <= status < 500 and status != 429 and _OVERFLOW.search(text):
+            return ContextOverflow(f"{self.name}: {text}")
+        overloaded = kind == "overloaded_error" or status == 529
+        retryable = (retryable_status(status) or overloaded) and (
+            exc.error_code not in _SPEND_LIMIT_CODES
+        )
+        return ProviderError(
+            f"HTTP {status}: {text}",
+            status=status,
+            retryable=retryable,
+            retry_after=parse_retry_after(exc.response.headers),
+        )
+
+
+def _tool(tool: ToolSchema) -> ToolParam:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+
+
+def _tool_use(call: ToolCall) -> ToolUseBlockParam:
+    arguments = call.arguments
+    if arguments is None:  # only a call made elsewhere can be unparseable: send what parses
+        try:
+            parsed = json.loads(call.raw_arguments)
+        except ValueError:
+            parsed = None
+        arguments = parsed if isinstance(parsed, dict) else {}
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
+
+
+def _text(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, str) and body:
+        return body[:500]
+    return exc.message
+
+
+def _cause(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return f"{type(cause).__name__}: {cause}" if cause else str(exc)

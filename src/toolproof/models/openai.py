@@ -1,0 +1,276 @@
+"""OpenAI Chat Completions with tools, and the servers that speak it (vLLM, Ollama, llama.cpp).
+
+Our messages map to the wire format one to one: an assistant Message becomes an assistant
+message with `tool_calls` (arguments as JSON text), a `tool` Message a tool message with its
+`tool_call_id`. Requests are never streamed, and an assistant message always carries a string
+`content` ("" rather than null): llama.cpp's server rejects the one and returns no chunks for
+the other. The SDK's own retries are off; `RetryingClient` retries.
+
+Errors become `ProviderError` (429, 5xx, overload, timeouts and connection errors are
+retryable), except a context window overflow, which is the agent's: `ContextOverflow`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, TypeVar
+
+import httpx2
+import openai
+from openai import Omit, omit
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageFunctionToolCallParam,
+    ChatCompletionMessageParam,
+    ChatCompletionToolChoiceOptionParam,
+)
+
+from toolproof.errors import UsageError
+from toolproof.models.base import (
+    ContextOverflow,
+    Message,
+    ModelClient,
+    ModelResponse,
+    ModelSettings,
+    ProviderError,
+    ToolCall,
+    Usage,
+)
+from toolproof.models.retry import parse_retry_after, retryable_status
+from toolproof.tools.base import ToolSchema
+
+# Wording of context overflows: OpenAI and vLLM ("maximum context length"), llama.cpp
+# ("exceeds the available context size"), and others ("context window", "prompt is too long").
+_OVERFLOW = re.compile(
+    r"maximum context length|context[ _-]?(?:length|window|size)|prompt is too long"
+    r"|too many tokens|exceed_context_size",
+    re.IGNORECASE,
+)
+_OVERFLOW_CODES = {
+    "context_length_exceeded",
+    "exceed_context_size_error",
+    "string_above_max_length",
+}
+# 429s that no wait will cure.
+_QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached"}
+
+T = TypeVar("T")
+
+
+class OpenAIChatClient(ModelClient):
+    """A model behind an OpenAI-style /chat/completions endpoint."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        settings: ModelSettings | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        provider: str = "openai",
+        timeout_s: float = 120.0,
+    ) -> None:
+        self.model = model
+        self.name = f"{provider}/{model}"
+        self.settings = settings or ModelSettings()
+        # An OpenAI-compatible server: never send it the OpenAI key from the environment.
+        self.compatible = base_url is not None
+        if api_key is None and self.compatible:
+            api_key = "none"
+        try:
+            self.client = openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=base_url,
+                default_headers=headers,
+                http_client=http_client,
+                max_retries=0,
+                timeout=timeout_s,
+            )
+        except openai.OpenAIError as exc:
+            raise UsageError(f"{self.name}: {exc}") from None
+
+    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+        s = self.settings
+        # OpenAI's reasoning models take only the newer name of the limit; other servers the older.
+        limit = _given(s.max_tokens)
+        started = time.perf_counter()
+        try:
+            completion = await self.client.chat.completions.create(
+                model=self.model,
+                messages=[self._message(m) for m in messages],
+                tools=[_tool(t) for t in tools] if tools else omit,
+                tool_choice=_tool_choice(s.tool_choice) if tools and s.tool_choice else omit,
+                parallel_tool_calls=_given(s.parallel_tool_calls) if tools else omit,
+                temperature=_given(s.temperature),
+                max_tokens=limit if self.compatible else omit,
+                max_completion_tokens=omit if self.compatible else limit,
+                seed=_given(s.seed),
+                extra_body=s.extra or None,
+            )
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except openai.APITimeoutError as exc:
+            raise ProviderError("request timed out", retryable=True) from exc
+        except openai.APIConnectionError as exc:
+            raise ProviderError(f"connection error: {_cause(exc)}", retryable=True) from exc
+        except openai.OpenAIError as exc:
+            raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
+        latency = time.perf_counter() - started
+        return _response(completion, latency)
+
+    def _message(self, message: Message) -> ChatCompletionMessageParam:
+        if message.role == "system":
+            return {"role": "system", "content": message.content}
+        if message.role == "user":
+            return {"role": "user", "content": message.content}
+        if message.role == "tool":
+            return {
+                "role": "tool",
+                "tool_call_id": message.tool_call_id or "",
+                "content": message.content,
+            }
+        if not message.tool_calls:
+            return {"role": "assistant", "content": message.content}
+        return {
+            "role": "assistant",
+            "content": message.content,
+            "tool_calls": [self._call(c) for c in message.tool_calls],
+        }
+
+    def _call(self, call: ToolCall) -> ChatCompletionMessageFunctionToolCallParam:
+        if call.arguments is not None:
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+        elif self.compatible and not _is_json_object(call.raw_arguments):
+            # vLLM and llama.cpp parse past arguments to render their chat templates and fail
+            # the whole request on text that is not a JSON object.
+            arguments = "{}"
+        else:
+            arguments = call.raw_arguments
+        return {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": arguments},
+        }
+
+    def _status_error(self, exc: openai.APIStatusError) -> Exception:
+        status = exc.status_code
+        error = exc.body if isinstance(exc.body, dict) else {}
+        code = str(error.get("code") or "")
+        kind = str(error.get("type") or "")
+        detail = error.get("message")
+        text = detail if isinstance(detail, str) and detail else _text(exc)
+        if (
+            400 <= status < 500
+            and status != 429
+            and (code in _OVERFLOW_CODES or kind in _OVERFLOW_CODES or _OVERFLOW.search(text))
+        ):
+            return ContextOverflow(f"{self.name}: {text}")
+        overloaded = "overloaded" in kind.lower() or "overloaded" in text.lower()
+        retryable = (retryable_status(status) or overloaded) and code not in _QUOTA_CODES
+        retry_after = parse_retry_after(exc.response.headers)
+        return ProviderError(
+            f"HTTP {status}: {text}", status=status, retryable=retryable, retry_after=retry_after
+        )
+
+
+def _given(value: T | None) -> T | Omit:
+    return omit if value is None else value
+
+
+def _tool(tool: ToolSchema) -> ChatCompletionFunctionToolParam:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+
+
+def _tool_choice(choice: str) -> ChatCompletionToolChoiceOptionParam:
+    match choice:
+        case "auto":
+            return "auto"
+        case "required":
+            return "required"
+        case "none":
+            return "none"
+        case _:  # the name of one tool, to force it
+            return {"type": "function", "function": {"name": choice}}
+
+
+def _response(completion: ChatCompletion, latency: float) -> ModelResponse:
+    if not completion.choices:
+        raise ProviderError("the response has no choices", retryable=True)
+    choice = completion.choices[0]
+    calls: list[ToolCall] = []
+    for index, call in enumerate(choice.message.tool_calls or []):
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        raw = function.arguments
+        if not isinstance(raw, str):  # a server that sends an object rather than JSON text
+            raw = json.dumps(raw)
+        calls.append(
+            ToolCall(
+                id=call.id or f"call_{index}",
+                name=function.name,
+                arguments=_arguments(raw),
+                raw_arguments=raw,
+            )
+        )
+    usage = Usage()
+    if completion.usage is not None:
+        u = completion.usage
+        prompt = u.prompt_tokens_details
+        completion_details = u.completion_tokens_details
+        usage = Usage(
+            input_tokens=u.prompt_tokens or 0,
+            output_tokens=u.completion_tokens or 0,
+            cached_tokens=(prompt.cached_tokens or 0) if prompt else 0,
+            reasoning_tokens=(
+                (completion_details.reasoning_tokens or 0) if completion_details else 0
+            ),
+        )
+    return ModelResponse(
+        message=Message(role="assistant", content=choice.message.content or "", tool_calls=calls),
+        usage=usage,
+        latency_s=latency,
+        stop_reason=choice.finish_reason or "",
+    )
+
+
+def _arguments(raw: str) -> dict[str, Any] | None:
+    """Arguments as an object; None when the text is not a JSON object."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _is_json_object(raw: str) -> bool:
+    try:
+        return isinstance(json.loads(raw), dict)
+    except ValueError:
+        return False
+
+
+def _text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, str) and body:
+        return body[:500]
+    return exc.message
+
+
+def _cause(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return f"{type(cause).__name__}: {cause}" if cause else str(exc)
