@@ -2,94 +2,13 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from support import MINI_FILES, write_files
 
 from toolproof.spec.loader import load_suite
 from toolproof.spec.suite import Suite
-
-MINI_TOOLS = '''
-from toolproof.tools import ToolError, tool
-from toolproof.world import World
-
-
-@tool
-def get_order(world: World, order_id: str) -> dict:
-    """Look up an order.
-
-    Args:
-        order_id: The order id.
-    """
-    if order_id not in world["orders"]:
-        raise ToolError(f"no order {order_id}", kind="not_found")
-    return world["orders"][order_id]
-
-
-@tool(write=True)
-def cancel_order(world: World, order_id: str) -> dict:
-    """Cancel an order that has not shipped.
-
-    Args:
-        order_id: The order id.
-    """
-    order = world["orders"][order_id]
-    if order["status"] != "pending":
-        raise ToolError(f"order {order_id} is {order['status']}", kind="invalid_state")
-    order["status"] = "cancelled"
-    return order
-'''
-
-MINI_SUITE = """
-name: mini
-version: "2"
-policy: policy.md
-policy_rules: [confirm_before_write]
-world:
-  data: [orders.yaml]
-backends:
-  shop: {type: python, module: tools.py}
-tools:
-  get_order: {tier: 1, weight: 0.7}
-  cancel_order: {tier: 3, weight: 0.3}
-tasks:
-  - id: cancel
-    tags: [cancel]
-    user:
-      opening: "Cancel order A please"
-      replies:
-        - {when: asks_confirmation, say: "Yes, go ahead."}
-    expect:
-      actions:
-        - {tool: get_order, args: {order_id: A}}
-        - {tool: cancel_order, args: {order_id: A}}
-      must_say: ["cancelled"]
-  - id: status
-    tags: [lookup]
-    user: {opening: "Where is order B?"}
-    expect:
-      actions: [{tool: get_order, args: {order_id: B}}]
-      calls: [{tool: get_order, args: {order_id: B}}]
-      must_say: [shipped]
-defaults: {trials: 3, k: [1, 3], concurrency: 4}
-"""
-
-MINI_FILES = {
-    "suite.yaml": MINI_SUITE,
-    "orders.yaml": "A: {status: pending}\nB: {status: shipped}\n",
-    "policy.md": "You are a support agent. Confirm before any change.\n",
-    "tools.py": MINI_TOOLS,
-}
-
-
-def write_files(root: Path, files: dict[str, str]) -> Path:
-    """Write a folder of text files (dedented) and return it."""
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return root
 
 
 @pytest.fixture

@@ -142,10 +142,10 @@ def validate(
     for condition in unsurvivable:
         errors.print(f"{condition.variant} cannot be survived: {condition.problems[0]}")
     if bad or unsurvivable:
-        errors.print(
-            f"[red]{len(bad)} of {len(checks)} tasks are unsound; "
-            f"{len(unsurvivable)} of {len(conditions)} conditions cannot be survived"
-        )
+        summary = f"{len(bad)} of {len(checks)} tasks are unsound"
+        if conditions:
+            summary += f"; {len(unsurvivable)} of {len(conditions)} conditions cannot be survived"
+        errors.print(f"[red]{summary}")
         raise typer.Exit(1)
     survivable = f", {len(conditions)} fault profiles and drift variants survivable"
     console.print(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from conftest import write_files
+from support import write_files
 
 from toolproof.agents.base import Agent, TrialContext
 from toolproof.agents.loop import LoopAgent

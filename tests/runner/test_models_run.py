@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MINI_FILES, write_files
 from servers import completion, openai_server
+from support import MINI_FILES, write_files
 
 CLI = str(Path(sys.executable).parent / "toolproof")
 PRICES = """

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from conftest import write_files
+from support import write_files
 
 CLI = str(Path(sys.executable).parent / "toolproof")
 SLOW_SCRIPT = """

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import write_files
+from support import write_files
 
 from toolproof.errors import StoreError, UsageError
 from toolproof.results import TrialResult

@@ -68,6 +68,9 @@ class Gateway:
         drift = self.conditions.drift
         base = drift.schemas if drift else [b.schema for b in bindings.values()]
         self.schemas: list[ToolSchema] = [self._with_page(s) for s in base]
+        self.paged_names = {
+            s.name for s in self.schemas if "page" in s.parameters.get("properties", {})
+        }
 
     def _with_page(self, schema: ToolSchema) -> ToolSchema:
         target = schema.name
@@ -105,17 +108,21 @@ class Gateway:
         raw = arguments if isinstance(arguments, str) else ""
         parsed, result = _parse(arguments)
         tool, tool_args, fault = name, dict(parsed or {}), None
+        reached = result is None
         if result is None and self.conditions.drift:
+            page = tool_args.pop("page", None) if name in self.paged_names else None
             mapped = self.conditions.drift.to_suite(name, tool_args)
             if isinstance(mapped, ToolResult):
-                result = mapped
+                result, reached = mapped, False
             else:
                 _, tool, tool_args = mapped
+                if page is not None:
+                    tool_args["page"] = page
         if result is None:
             result, fault = await self._run(tool, tool_args)
         if self.conditions.drift and not result.is_error:
             result = ToolResult(self.conditions.drift.result_to_agent(tool, result.content))
-        drifted = self.conditions.drift is not None and tool in self.bindings
+        drifted = self.conditions.drift is not None and reached and tool in self.bindings
         self.transcript.add(
             ToolCallEvent(
                 t=started,
@@ -141,9 +148,9 @@ class Gateway:
             known = ", ".join(s.name for s in self.schemas)
             return ToolResult.error("unknown_tool", f"no tool named '{tool}'; tools: {known}"), None
         page = args.pop("page", None) if tool in self.paged else None
-        faults = self.conditions.faults
-        decision = faults.decide(tool) if faults else Decision()
         delay, rejected = self.conditions.load.admit(tool) if self.conditions.load else (0.0, None)
+        faults = self.conditions.faults
+        decision = faults.decide(tool) if faults and rejected is None else Decision()
         fault = decision.kind or ("latency" if decision.delay_s else None)
         try:
             wait = decision.delay_s * self.time_scale + delay

@@ -64,20 +64,37 @@ class DriftLayer:
         self.field_renames: dict[str, dict[str, str]] = {}
         for transform in transforms:
             self._apply(transform)
+            names = [route.name for route in self.routes]
+            twice = sorted({name for name in names if names.count(name) > 1})
+            if twice:
+                raise DriftError(f"two tools would be named '{twice[0]}'")
 
     @property
     def schemas(self) -> list[ToolSchema]:
         return [route.schema() for route in self.routes]
 
-    def _find(self, tool: str) -> Route:
+    def _find(self, tool: str, *, merged_ok: bool = False) -> Route:
         for route in self.routes:
             if route.target == tool or route.name == tool:
+                if route.merged and not merged_ok:
+                    raise DriftError(
+                        f"'{tool}' is a merged tool: transform its tools before merging them"
+                    )
                 return route
         raise DriftError(f"no tool '{tool}' to transform (it may have been renamed or merged)")
 
+    def _targets(self) -> list[str]:
+        """Every suite tool the drifted API reaches, merged ones included."""
+        out = []
+        for route in self.routes:
+            for member in route.merged.values() or [route]:
+                if member.target:
+                    out.append(member.target)
+        return out
+
     def _apply(self, t: DriftTransform) -> None:
         if isinstance(t, RenameTool):
-            self._find(t.tool).name = t.to
+            self._find(t.tool, merged_ok=True).name = t.to
         elif isinstance(t, RenameParam):
             route = self._find(t.tool)
             if t.param not in route.properties:
@@ -90,7 +107,12 @@ class DriftLayer:
             if t.param in route.integers:
                 route.integers[t.to] = route.integers.pop(t.param)
         elif isinstance(t, RenameField):
-            targets = [r.target for r in self.routes if r.target] if t.tool == "*" else [t.tool]
+            if t.tool == "*":
+                targets = self._targets()
+            else:
+                route = self._find(t.tool, merged_ok=True)
+                members = route.merged.values() or [route]
+                targets = [m.target for m in members if m.target]
             for target in targets:
                 self.field_renames.setdefault(target, {})[t.field] = t.to
         elif isinstance(t, AddRequiredParam):
@@ -149,6 +171,8 @@ class DriftLayer:
 
     def _merge(self, t: MergeTools) -> None:
         members = [self._find(name) for name in t.tools]
+        if any(m.target is None for m in members):
+            raise DriftError("only tools that reach the suite can be merged (not distractors)")
         properties: dict[str, Any] = {
             "action": {"type": "string", "enum": [m.name for m in members],
                        "description": "Which operation to perform."}

@@ -1,7 +1,8 @@
 """Fault injection: errors as real services return them, seeded per trial.
 
-Each call draws, for every rule of the profile that matches its tool, whether the rule fires
-(its own random stream, seeded from the trial's seed, so a run's faults are reproducible).
+Each call draws, for every rule of the profile that matches its tool, whether the rule fires,
+from one random stream per trial seeded from the trial's seed (so a run's faults are
+reproducible; adding a rule to a profile changes the draws of the rules after it).
 Latency rules add delay; the first firing error rule decides what the agent sees:
 
 - not executed, an error comes back: rate_limit (429 with Retry-After), token_expired (401,

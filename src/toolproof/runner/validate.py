@@ -39,7 +39,11 @@ async def check_task(suite: Suite, task: Task) -> TaskCheck:
     null = await run_trial(spec, suite, NullAgent, replay.hash, steps, "null")
     problems = list(replay.errors)
     if oracle.outcome != "passed":
-        problems.append(f"the oracle agent fails it ({oracle.reason})")
+        hint = ""
+        said = oracle.transcript.messages("assistant")
+        if said and "(yes/no)" in said[-1].content:
+            hint = "; the scripted user never said yes to the oracle's request for confirmation"
+        problems.append(f"the oracle agent fails it ({oracle.reason}{hint})")
     if null.outcome == "passed":
         problems.append(
             "the null agent passes it: its expectations cannot tell a good agent from one "

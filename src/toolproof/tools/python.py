@@ -49,8 +49,17 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
 
 
 def _strip_titles(schema: Any) -> Any:
+    """pydantic's generated `title` keys, removed; a parameter named `title` stays."""
     if isinstance(schema, dict):
-        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+        out = {}
+        for key, value in schema.items():
+            if key == "title" and isinstance(value, str):
+                continue
+            if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+                out[key] = {name: _strip_titles(sub) for name, sub in value.items()}
+            else:
+                out[key] = _strip_titles(value)
+        return out
     if isinstance(schema, list):
         return [_strip_titles(v) for v in schema]
     return schema
