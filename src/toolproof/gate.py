@@ -32,6 +32,8 @@ def ks_needed(thresholds: list[tuple[str, float]]) -> list[int]:
 
 def failures(summary: dict[str, Any], thresholds: list[tuple[str, float]]) -> list[str]:
     """One line per threshold that does not hold, for every model of the run."""
+    if not summary["models"]:
+        raise UsageError("--fail-under: the run has no finished trial, so nothing to check")
     out = []
     several = len(summary["models"]) > 1
     for entry in summary["models"]:

@@ -77,6 +77,8 @@ def thaw(value: Any) -> Any:
         return {k: thaw(v) for k, v in dict.items(value)}
     if isinstance(value, list):
         return [thaw(v) for v in list.__iter__(value)]
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
     return value
 
 
@@ -158,6 +160,8 @@ class CowDict(_Cow, dict[str, Any]):
         return value
 
     def popitem(self) -> tuple[str, Any]:
+        if not dict.__len__(self):
+            raise KeyError("popitem(): dictionary is empty")
         key = next(reversed(dict.keys(self)))
         return key, self.pop(key)
 
@@ -282,7 +286,7 @@ def _scalar(value: Any) -> bytes:
 
 
 def _entry(value: Any) -> bytes:
-    if isinstance(value, dict | list):
+    if isinstance(value, dict | list | tuple):
         return b"#" + digest(value)
     return _scalar(value)
 
@@ -298,12 +302,12 @@ def digest(value: Any) -> bytes:
         return cached
     if (kind is CowDict or kind is CowList) and not value._dirty:
         return digest(value._base)
-    if isinstance(value, dict | list):
+    if isinstance(value, dict | list | tuple):
         return _compute(value)
     return hashlib.blake2b(_scalar(value), digest_size=16).digest()
 
 
-def _compute(value: dict[str, Any] | list[Any]) -> bytes:
+def _compute(value: dict[str, Any] | list[Any] | tuple[Any, ...]) -> bytes:
     h = hashlib.blake2b(digest_size=16)
     if isinstance(value, dict):
         h.update(b"{")
@@ -314,7 +318,7 @@ def _compute(value: dict[str, Any] | list[Any]) -> bytes:
             h.update(b",")
     else:
         h.update(b"[")
-        for item in list.__iter__(value):
+        for item in list.__iter__(value) if isinstance(value, list) else value:
             h.update(_entry(item))
             h.update(b",")
     return h.digest()
@@ -344,8 +348,9 @@ def _escape(key: str) -> str:
 
 
 def split_pointer(path: str) -> list[str]:
-    """`/orders/W1/status` or `orders/W1/status` -> ["orders", "W1", "status"]."""
-    if not path or path == "/":
+    """`/orders/W1/status` or `orders/W1/status` -> ["orders", "W1", "status"]; "" is the
+    whole world and "/" the top-level key "" (as in JSON Pointer)."""
+    if not path:
         return []
     parts = path[1:].split("/") if path.startswith("/") else path.split("/")
     return [p.replace("~1", "/").replace("~0", "~") for p in parts]

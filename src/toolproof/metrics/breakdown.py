@@ -28,6 +28,7 @@ def by_tier(
 ) -> dict[int, dict[str, float]]:
     """For each tier: tasks using it, their total weight, and each metric's weighted mean."""
     out: dict[int, dict[str, float]] = {}
+    metas = [m for m in metas if m.task_id in values]
     for tier in sorted({t for m in metas for t, _ in m.tools.values()}):
         weights = {m.task_id: tier_weight(m, tier) for m in metas if tier_weight(m, tier) > 0}
         total = sum(weights.values())

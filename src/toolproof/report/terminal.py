@@ -117,6 +117,8 @@ def summary_tables(summary: dict[str, Any]) -> list[Table]:
             _seconds(m.get("latency_p95_s")),
             _seconds(m.get("trial_latency_p95_s")),
         )
+    if not summary["models"]:
+        return [models]
     conditions = [t for entry in summary["models"] for t in _conditions(entry)]
     if len(summary["models"]) > 1:
         return [models, *conditions, _tasks_by_model(summary, k)]

@@ -101,16 +101,28 @@ class PythonTool(Tool):
             parameters=parameters,
         )
 
+    def _integral(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """JSON has one number type: 1.0 is a valid `integer` under the schema the model sees."""
+        properties = self.schema.parameters.get("properties", {})
+        return {
+            key: int(value)
+            if isinstance(value, float)
+            and value.is_integer()
+            and properties.get(key, {}).get("type") == "integer"
+            else value
+            for key, value in arguments.items()
+        }
+
     def check_arguments(self, arguments: dict[str, Any]) -> list[str]:
         try:
-            self.arguments_model.model_validate(arguments)
+            self.arguments_model.model_validate(self._integral(arguments))
         except ValidationError as exc:
             return [_describe(error) for error in exc.errors()]
         return []
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         try:
-            parsed = self.arguments_model.model_validate(arguments)
+            parsed = self.arguments_model.model_validate(self._integral(arguments))
         except ValidationError as exc:
             problems = "; ".join(_describe(error) for error in exc.errors())
             return ToolResult.error("invalid_arguments", problems)

@@ -1,0 +1,449 @@
+"""Python-function tools: the @tool decorator, schemas from hints and docstrings, calls."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+import jsonschema
+import pytest
+
+from toolproof.tools.base import ToolContext, ToolError, ToolResult
+from toolproof.tools.python import PythonTool, parse_docstring, tool, tools_in
+from toolproof.world import World, freeze, thaw
+
+BASE = freeze(
+    {
+        "orders": {
+            "W1": {"status": "pending", "items": ["i1", "i2"]},
+            "W2": {"status": "delivered", "items": ["i3"]},
+        }
+    }
+)
+
+
+@tool(write=True)
+def cancel_order(
+    world: World,
+    order_id: str,
+    reason: Literal["no_longer_needed", "ordered_by_mistake"],
+    item_ids: list[str],
+    quantity: int = 1,
+    note: str | None = None,
+) -> dict[str, Any]:
+    """Cancel a pending order.
+
+    Only pending orders can be cancelled.
+
+    Args:
+        world: The trial's world (never shown to the model).
+        order_id: The order's id, such as 'W1'.
+        reason: Why the user cancels.
+            One of the two listed reasons.
+        item_ids: Items to cancel.
+        quantity (int): How many of each item.
+
+    Returns:
+        The updated order.
+    """
+    order = world["orders"].get(order_id)
+    if order is None:
+        raise ToolError(f"order {order_id} not found", kind="not_found")
+    if order["status"] != "pending":
+        raise ToolError("only pending orders can be cancelled")
+    order["status"] = "cancelled"
+    order["reason"] = reason
+    order["cancelled"] = {"items": item_ids, "quantity": quantity, "note": note}
+    return order
+
+
+@tool
+def get_order(world: World, order_id: str) -> dict[str, Any]:
+    """Read an order."""
+    return world["orders"][order_id]
+
+
+@tool(name="list_statuses", description="Every order's status.")
+def statuses(world: World, context: ToolContext) -> list[Any]:
+    """Overridden by the decorator."""
+    return [
+        [order_id, order["status"], context.seed] for order_id, order in world["orders"].items()
+    ]
+
+
+@tool
+async def count_items(world: World, order_id: str, pause: float = 0.0) -> int:
+    """Count an order's items, asynchronously.
+
+    Arguments:
+        order_id: The order.
+        pause: Seconds to wait first.
+    """
+    await asyncio.sleep(pause)
+    return len(world["orders"][order_id]["items"])
+
+
+@tool
+def divide(a: int, b: int) -> float:
+    """Divide a by b.
+
+    Parameters:
+        a: The dividend.
+        b: The divisor.
+    """
+    return a / b
+
+
+def _call(t: Any, arguments: dict[str, Any], world: World | None = None) -> ToolResult:
+    context = ToolContext(world=world if world is not None else World(BASE), seed=7)
+    result: ToolResult = asyncio.run(t.__toolproof_tool__.call(arguments, context))
+    return result
+
+
+def _keys(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+# ---------------------------------------------------------------- the decorator
+
+
+def test_decorated_function_stays_callable() -> None:
+    world = World(BASE)
+    order = cancel_order(world, "W1", "no_longer_needed", ["i1"])
+    assert order["status"] == "cancelled"
+    assert divide(6, 3) == 2.0
+    assert asyncio.run(count_items(World(BASE), "W2")) == 1
+
+
+def test_decorator_attaches_a_python_tool() -> None:
+    registered = cancel_order.__toolproof_tool__
+    assert isinstance(registered, PythonTool)
+    assert registered.func is cancel_order
+    assert registered.name == "cancel_order"
+    assert registered.write is True
+    assert get_order.__toolproof_tool__.write is False
+
+
+def test_decorator_can_rename_and_redescribe() -> None:
+    schema = statuses.__toolproof_tool__.schema
+    assert schema.name == "list_statuses"
+    assert schema.description == "Every order's status."
+
+
+def test_tools_in_finds_registered_tools_in_definition_order() -> None:
+    def helper() -> None:
+        """Not a tool."""
+
+    namespace = {"b": divide, "helper": helper, "a": cancel_order, "n": 3}
+    assert [t.name for t in tools_in(namespace)] == ["divide", "cancel_order"]
+
+
+def test_star_arguments_are_refused() -> None:
+    def spread(*values: int) -> int:
+        return sum(values)
+
+    def keywords(**values: int) -> int:
+        return len(values)
+
+    with pytest.raises(TypeError, match="not supported"):
+        tool(spread)
+    with pytest.raises(TypeError, match="not supported"):
+        tool(keywords)
+
+
+# ---------------------------------------------------------------- schema
+
+
+def test_description_is_the_docstring_before_args() -> None:
+    schema = cancel_order.__toolproof_tool__.schema
+    assert schema.description == "Cancel a pending order.\n\nOnly pending orders can be cancelled."
+
+
+def test_schema_describes_parameters_from_hints_and_docstring() -> None:
+    parameters = cancel_order.__toolproof_tool__.schema.parameters
+    assert parameters["type"] == "object"
+    assert parameters["additionalProperties"] is False
+    assert list(parameters["properties"]) == ["order_id", "reason", "item_ids", "quantity", "note"]
+    props = parameters["properties"]
+    assert props["order_id"] == {"type": "string", "description": "The order's id, such as 'W1'."}
+    # a continuation line joins the parameter's description
+    assert props["reason"] == {
+        "type": "string",
+        "enum": ["no_longer_needed", "ordered_by_mistake"],
+        "description": "Why the user cancels. One of the two listed reasons.",
+    }
+    assert props["item_ids"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Items to cancel.",
+    }
+    # `quantity (int):` is read as the parameter quantity
+    assert props["quantity"] == {
+        "type": "integer",
+        "default": 1,
+        "description": "How many of each item.",
+    }
+    assert props["note"]["default"] is None
+    assert "description" not in props["note"]  # not documented
+
+
+def test_required_lists_exactly_the_parameters_without_defaults() -> None:
+    parameters = cancel_order.__toolproof_tool__.schema.parameters
+    assert sorted(parameters["required"]) == ["item_ids", "order_id", "reason"]
+
+
+def test_world_and_context_are_not_parameters() -> None:
+    for t in (cancel_order, get_order, statuses, count_items):
+        properties = t.__toolproof_tool__.schema.parameters["properties"]
+        assert "world" not in properties
+        assert "context" not in properties
+    assert statuses.__toolproof_tool__.schema.parameters["properties"] == {}
+    assert statuses.__toolproof_tool__.injected == ["world", "context"]
+
+
+def test_schemas_have_no_title_keys() -> None:
+    for t in (cancel_order, get_order, statuses, count_items, divide):
+        assert "title" not in _keys(t.__toolproof_tool__.schema.parameters)
+
+
+def test_arguments_section_synonyms_are_read() -> None:
+    count = count_items.__toolproof_tool__.schema
+    assert count.parameters["properties"]["pause"]["description"] == "Seconds to wait first."
+    assert count.parameters["properties"]["pause"]["type"] == "number"
+    div = divide.__toolproof_tool__.schema
+    assert div.parameters["properties"]["b"]["description"] == "The divisor."
+    assert div.description == "Divide a by b."
+
+
+def test_schemas_are_valid_json_schema() -> None:
+    for t in (cancel_order, get_order, statuses, count_items, divide):
+        jsonschema.Draft202012Validator.check_schema(t.__toolproof_tool__.schema.parameters)
+
+
+def test_parse_docstring_stops_parameters_at_the_next_section() -> None:
+    doc = """Summary line.
+
+    More text.
+
+    Args:
+        x: First.
+        *rest: The others,
+            continued.
+
+    Returns:
+        y: not a parameter.
+    """
+    assert parse_docstring(doc) == (
+        "Summary line.\n\nMore text.",
+        {"x": "First.", "rest": "The others, continued."},
+    )
+
+
+def test_parse_docstring_of_nothing_is_empty() -> None:
+    assert parse_docstring(None) == ("", {})
+
+
+def test_a_parameter_named_title_is_in_the_schema() -> None:
+    @tool
+    def create_ticket(title: str, body: str) -> str:
+        """Open a ticket.
+
+        Args:
+            title: The ticket's title.
+            body: The ticket's text.
+        """
+        return title
+
+    parameters = create_ticket.__toolproof_tool__.schema.parameters
+    assert parameters["properties"]["title"] == {
+        "type": "string",
+        "description": "The ticket's title.",
+    }
+    assert parameters["required"] == ["title", "body"]
+    assert "title" not in _keys(parameters["properties"]["title"])
+
+
+# ---------------------------------------------------------------- argument checks
+
+VALID = {"order_id": "W1", "reason": "ordered_by_mistake", "item_ids": ["i1"]}
+
+
+def test_valid_arguments_have_no_problems() -> None:
+    registered = cancel_order.__toolproof_tool__
+    assert registered.check_arguments(VALID) == []
+    assert registered.check_arguments({**VALID, "quantity": 2, "note": None}) == []
+
+
+def test_missing_arguments_are_named() -> None:
+    problems = cancel_order.__toolproof_tool__.check_arguments({"order_id": "W1"})
+    assert problems == [
+        "reason: missing required argument",
+        "item_ids: missing required argument",
+    ]
+
+
+def test_unexpected_arguments_are_named() -> None:
+    problems = cancel_order.__toolproof_tool__.check_arguments({**VALID, "force": True})
+    assert problems == ["force: unexpected argument"]
+
+
+def test_injected_parameters_cannot_be_passed_as_arguments() -> None:
+    problems = get_order.__toolproof_tool__.check_arguments({"order_id": "W1", "world": {}})
+    assert problems == ["world: unexpected argument"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "where"),
+    [
+        ({"order_id": 1}, "order_id"),
+        ({"reason": "changed_mind"}, "reason"),
+        ({"item_ids": "i1"}, "item_ids"),
+        ({"item_ids": ["i1", 2]}, "item_ids.1"),
+        ({"quantity": "2"}, "quantity"),
+        ({"quantity": True}, "quantity"),
+        ({"quantity": 1.5}, "quantity"),
+        ({"note": 3}, "note"),
+    ],
+)
+def test_wrong_types_are_reported_with_the_argument_name(bad: dict[str, Any], where: str) -> None:
+    problems = cancel_order.__toolproof_tool__.check_arguments({**VALID, **bad})
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{where}: ")
+    assert "missing" not in problems[0]
+    assert "unexpected" not in problems[0]
+
+
+def test_an_integer_is_a_valid_number() -> None:
+    assert count_items.__toolproof_tool__.check_arguments({"order_id": "W1", "pause": 0}) == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        VALID,
+        {**VALID, "quantity": 3},
+        {**VALID, "quantity": "3"},
+        {**VALID, "quantity": True},
+        {**VALID, "reason": "other"},
+        {**VALID, "item_ids": [1]},
+        {**VALID, "extra": 1},
+        {"order_id": "W1"},
+        {**VALID, "note": None},
+    ],
+)
+def test_argument_checks_agree_with_the_schema_the_model_sees(arguments: dict[str, Any]) -> None:
+    registered = cancel_order.__toolproof_tool__
+    schema_ok = jsonschema.Draft202012Validator(registered.schema.parameters).is_valid(arguments)
+    assert schema_ok == (registered.check_arguments(arguments) == [])
+
+
+def test_an_integral_float_is_accepted_where_the_schema_accepts_it() -> None:
+    registered = cancel_order.__toolproof_tool__
+    arguments = {**VALID, "quantity": 1.0}
+    assert jsonschema.Draft202012Validator(registered.schema.parameters).is_valid(arguments)
+    assert registered.check_arguments(arguments) == []
+
+
+# ---------------------------------------------------------------- calls
+
+
+def test_call_runs_the_function_on_the_trials_world() -> None:
+    world = World(BASE)
+    result = _call(cancel_order, {**VALID, "quantity": 2}, world)
+    assert result == ToolResult(
+        content={
+            "status": "cancelled",
+            "items": ["i1", "i2"],
+            "reason": "ordered_by_mistake",
+            "cancelled": {"items": ["i1"], "quantity": 2, "note": None},
+        }
+    )
+    assert world["orders"]["W1"]["status"] == "cancelled"
+    assert thaw(BASE)["orders"]["W1"]["status"] == "pending"
+
+
+def test_defaults_fill_omitted_arguments() -> None:
+    result = _call(cancel_order, VALID)
+    assert result.content["cancelled"] == {"items": ["i1"], "quantity": 1, "note": None}
+
+
+def test_invalid_arguments_come_back_as_an_error_without_calling() -> None:
+    world = World(BASE)
+    result = _call(cancel_order, {"order_id": "W1", "reason": "nope", "item_ids": []}, world)
+    assert result.is_error
+    assert result.error_kind == "invalid_arguments"
+    assert result.content["error"].startswith("reason: ")
+    assert world["orders"]["W1"]["status"] == "pending"
+    assert world.diff() == []
+
+
+def test_several_invalid_arguments_are_all_reported() -> None:
+    result = _call(cancel_order, {"order_id": 5, "extra": 1})
+    message = result.content["error"]
+    for name in ("order_id", "reason", "item_ids", "extra"):
+        assert f"{name}: " in message
+    assert message.count("; ") == 3
+
+
+def test_tool_error_keeps_its_kind_and_message() -> None:
+    result = _call(cancel_order, {**VALID, "order_id": "W9"})
+    assert result == ToolResult(
+        content={"error": "order W9 not found"}, is_error=True, error_kind="not_found"
+    )
+
+
+def test_tool_error_kind_defaults_to_tool_error() -> None:
+    result = _call(cancel_order, {**VALID, "order_id": "W2"})
+    assert result.is_error
+    assert result.error_kind == "tool_error"
+    assert result.content == {"error": "only pending orders can be cancelled"}
+
+
+def test_other_exceptions_become_errors_naming_the_exception_type() -> None:
+    result = _call(divide, {"a": 1, "b": 0})
+    assert result.is_error
+    assert result.error_kind == "exception"
+    assert result.content["error"].startswith("ZeroDivisionError: ")
+    missing = _call(get_order, {"order_id": "W9"})
+    assert missing.error_kind == "exception"
+    assert missing.content == {"error": "KeyError: 'W9'"}
+
+
+def test_results_are_plain_data_detached_from_the_world() -> None:
+    world = World(BASE)
+    result = _call(get_order, {"order_id": "W1"}, world)
+    assert type(result.content) is dict
+    assert type(result.content["items"]) is list
+    world["orders"]["W1"]["status"] = "changed after the call"
+    world["orders"]["W1"]["items"].append("i9")
+    assert result.content == {"status": "pending", "items": ["i1", "i2"]}
+
+
+def test_results_of_untouched_state_are_not_frozen() -> None:
+    result = _call(get_order, {"order_id": "W2"})
+    result.content["items"].append("mutable")  # would raise on frozen data
+    assert result.content["items"] == ["i3", "mutable"]
+
+
+def test_context_is_injected() -> None:
+    result = _call(statuses, {})
+    assert result.content == [["W1", "pending", 7], ["W2", "delivered", 7]]
+
+
+def test_async_tools_are_awaited() -> None:
+    assert count_items.__toolproof_tool__.is_async
+    result = _call(count_items, {"order_id": "W1", "pause": 0.0})
+    assert result == ToolResult(content=2)
+    failed = _call(count_items, {"order_id": "W9"})
+    assert failed.error_kind == "exception"
+    assert failed.content["error"].startswith("KeyError")
+
+
+def test_result_errors_wrap_the_message() -> None:
+    assert ToolResult.error("kind", "text") == ToolResult(
+        content={"error": "text"}, is_error=True, error_kind="kind"
+    )
