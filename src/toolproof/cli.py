@@ -19,6 +19,7 @@ from toolproof.metrics.summary import InfraPolicy
 from toolproof.report.json import write_json
 from toolproof.report.terminal import RunProgress, summary_tables
 from toolproof.runner.run import RunRequest, RunStart, run_suite
+from toolproof.serve import serve_tools
 from toolproof.spec.loader import load_suite
 from toolproof.store.journal import Store
 from toolproof.store.queries import run_summary
@@ -157,7 +158,13 @@ def validate(
 @app.command()
 def run(
     suite: Annotated[Path | None, typer.Argument(help="Suite folder or its suite.yaml.")] = None,
-    agent: Annotated[str | None, typer.Option(help="oracle, null or scripted:FILE.")] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            help="oracle, retrying-oracle, null, scripted:FILE, python:MODULE:FUNCTION "
+            "or http://URL."
+        ),
+    ] = None,
     model: Annotated[
         list[str] | None,
         typer.Option("--model", help="provider/model; repeat to compare models in one run."),
@@ -409,6 +416,9 @@ def import_taubench(
     console.print(f"imported {results} as run [bold]{run_id}")
     summary = run_summary(journal, run_id, with_threshold_ks(parse_k(k), fail_under))
     finish(summary, json_path, fail_under)
+
+
+app.command("serve-tools")(serve_tools)
 
 
 @app.command()

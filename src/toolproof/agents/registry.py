@@ -21,7 +21,10 @@ from toolproof.transcript import Transcript
 from toolproof.users.llm import LLMUser
 from toolproof.users.scripted import User, UserFactory, scripted_user
 
-KNOWN = "oracle, retrying-oracle, null, scripted:FILE (or --model provider/name)"
+KNOWN = (
+    "oracle, retrying-oracle, null, scripted:FILE, python:MODULE:FUNCTION, http://URL "
+    "(or --model provider/name)"
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,10 @@ def resolve_agent(spec: str) -> AgentChoice:
             return LoopAgent(model, context)
 
         return AgentChoice(spec, scripted, f"scripted:{digest}")
+    if spec.startswith(("python:", "http://", "https://")):
+        from toolproof.agents.external import resolve_external
+
+        return resolve_external(spec)
     raise UsageError(f"--agent {spec!r}: unknown agent; use one of {KNOWN}")
 
 
