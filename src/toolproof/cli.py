@@ -16,6 +16,7 @@ from toolproof import __version__
 from toolproof.errors import SuiteError, ToolproofError, UsageError
 from toolproof.gate import failures, ks_needed, parse_threshold
 from toolproof.metrics.summary import InfraPolicy
+from toolproof.report.html.command import report as report_command
 from toolproof.report.json import write_json
 from toolproof.report.terminal import RunProgress, summary_tables
 from toolproof.runner.run import RunRequest, RunStart, run_suite
@@ -419,6 +420,7 @@ def import_taubench(
 
 
 app.command("serve-tools")(serve_tools)
+app.command("report")(report_command)
 
 
 @app.command()
