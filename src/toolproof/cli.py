@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolproof import __version__
+from toolproof.commands_ci import compare, gate, verify
 from toolproof.errors import SuiteError, ToolproofError, UsageError
 from toolproof.gate import failures, ks_needed, parse_threshold
 from toolproof.metrics.summary import InfraPolicy
@@ -420,6 +421,9 @@ def import_taubench(
 
 
 app.command("serve-tools")(serve_tools)
+app.command()(gate)
+app.command()(compare)
+app.command()(verify)
 app.command("report")(report_command)
 
 

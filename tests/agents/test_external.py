@@ -19,8 +19,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import MINI_FILES, write_files
 from servers import completion, openai_server
+from support import MINI_FILES, write_files
 
 from toolproof.agents.external import HttpSettings, http_agent
 from toolproof.agents.registry import resolve_agent

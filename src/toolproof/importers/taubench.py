@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof import __version__
+from toolproof.audit import record_manifest
 from toolproof.errors import Problem, SuiteError
 from toolproof.metrics.recovery import trial_stats
 from toolproof.models.base import ToolCall
@@ -161,6 +162,7 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
             ),
         )
     store.finish(run_id)
+    record_manifest(store, run_id)
     return run_id
 
 

@@ -5,6 +5,7 @@ The final world is rebuilt from the task's initial state plus the stored world d
 
 from __future__ import annotations
 
+from toolproof.audit import record_manifest
 from toolproof.results import judge
 from toolproof.runner.gold import replay_gold
 from toolproof.spec.suite import Suite
@@ -57,4 +58,6 @@ async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
     for row_id, result in updates:
         store.replace(row_id, result)
     store.annotate(run_id, regraded_at=now(), regraded_with_suite=suite.content_hash)
+    if store.run(run_id)["status"] == "finished":
+        record_manifest(store, run_id)
     return changed

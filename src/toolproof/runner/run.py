@@ -10,6 +10,7 @@ from typing import Any
 
 from toolproof import __version__
 from toolproof.agents.registry import resolve_agents, resolve_user
+from toolproof.audit import record_manifest
 from toolproof.errors import Problem, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy
 from toolproof.results import TrialResult
@@ -255,6 +256,7 @@ async def run_suite(
         store.annotate(run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}")
     else:
         store.finish(run_id)
+        record_manifest(store, run_id)
     return RunReport(
         run_id=run_id,
         ran=len(store.done(run_id)) - (len(specs) - len(todo)),

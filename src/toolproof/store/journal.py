@@ -14,10 +14,11 @@ from typing import Any
 
 import orjson
 from sqlalchemy import Engine, create_engine, event, func, inspect, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from toolproof.errors import StoreError
 from toolproof.results import TrialResult
+from toolproof.store import manifest as _manifest  # noqa: F401 - registers run_manifests
 from toolproof.store.schema import SCHEMA_VERSION, meta, metadata, run_tasks, runs, trials
 
 DEFAULT_URL = "sqlite:///toolproof.db"
@@ -66,6 +67,13 @@ class Store:
                 version = conn.execute(
                     select(meta.c.value).where(meta.c.key == "schema_version")
                 ).scalar()
+        if version == "1":  # schema 2 only adds run_manifests
+            metadata.create_all(self.engine)
+            with self.engine.begin() as conn:
+                conn.execute(
+                    update(meta).where(meta.c.key == "schema_version").values(value=SCHEMA_VERSION)
+                )
+            version = SCHEMA_VERSION
         if version != SCHEMA_VERSION:
             raise StoreError(
                 f"store {self.url} has results schema {version or 'of an early version'}, "
@@ -163,6 +171,10 @@ class Store:
             raise StoreError(
                 f"run {run_id} already has {result.task_id} trial {result.trial}"
             ) from None
+        except DBAPIError as exc:
+            raise StoreError(
+                f"cannot record {result.task_id} trial {result.trial} in {self.url}: {exc.orig}"
+            ) from None
 
     def spent(self, run_id: str) -> float:
         """USD spent on a run's recorded trials (unpriced trials count 0)."""
@@ -218,7 +230,7 @@ def _columns(result: TrialResult) -> dict[str, Any]:
         "trial": result.trial,
         "seed": result.seed,
         "outcome": result.outcome,
-        "reason": result.reason,
+        "reason": result.reason.replace("\x00", "\ufffd"),
         "started_at": result.started_at,
         "duration_s": result.duration_s,
         "tokens_input": result.usage.input_tokens,

@@ -21,7 +21,7 @@ from sqlalchemy import (
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 meta = Table(
     "toolproof_meta",
@@ -41,7 +41,7 @@ runs = Table(
     Column("suite_version", String(100), nullable=False),
     Column("suite_hash", String(64), nullable=False),
     Column("fingerprint", String(64), nullable=False, index=True),
-    Column("agent", String(200), nullable=False),
+    Column("agent", Text, nullable=False),
     Column("config", JSON, nullable=False),
     Column("toolproof_version", String(40), nullable=False),
     Column("host", String(200), nullable=False),

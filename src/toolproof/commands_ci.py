@@ -1,0 +1,205 @@
+"""The CI commands: `gate`, `compare` and `verify` (registered on the CLI's app).
+
+Exit 0 when everything held, 1 when the run fell short (a gate condition, a tampered result),
+2 on bad input (raised as ToolproofError and printed by the CLI without a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from toolproof.errors import UsageError
+from toolproof.store.journal import Store
+
+console = Console() if sys.stdout.isatty() else Console(width=160)
+
+StoreOpt = Annotated[
+    str | None, typer.Option("--store", help="SQLAlchemy URL or SQLite file [./toolproof.db].")
+]
+
+
+def _write_json(data: dict[str, Any], path: Path, flag: str = "--json") -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
+
+
+def gate(
+    run_id: Annotated[str, typer.Argument(help="The run to gate (the candidate).")],
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="Run to compare with (the model in production): no regression."),
+    ] = None,
+    store: StoreOpt = None,
+    min_: Annotated[
+        list[str] | None,
+        typer.Option("--min", help="METRIC=VALUE: every model's metric at least VALUE."),
+    ] = None,
+    max_: Annotated[
+        list[str] | None,
+        typer.Option("--max", help="METRIC=VALUE: every model's metric at most VALUE."),
+    ] = None,
+    max_regression: Annotated[
+        float | None,
+        typer.Option(help="Largest significant drop of pass@1/pass^k allowed [0.03]."),
+    ] = None,
+    suite: Annotated[
+        Path | None,
+        typer.Option(help="Suite whose gate: section applies (default: the run's own)."),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here.")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here.")] = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the gate's result as JSON here.")
+    ] = None,
+) -> None:
+    """Decide whether a run's model may ship: thresholds, regressions, integrity. Exit 1 if not."""
+    from toolproof.gating import evaluate_gate, flag_spec, resolve_spec
+    from toolproof.report.junit import write_junit
+    from toolproof.report.markdown import write_markdown
+
+    flags = flag_spec(min_ or [], max_ or [], max_regression)
+    journal = Store(store)
+    run = journal.run(run_id)
+    spec, sources, warnings = resolve_spec(run, suite, flags, baseline)
+    result = evaluate_gate(journal, run_id, spec, baseline, sources)
+    result.warnings[:0] = warnings
+    table = Table(
+        title=escape(
+            f"gate · {run['suite_name']} {run['suite_version']} · run {run_id}"
+            + (f" vs baseline {baseline}" if baseline else "")
+        ),
+        title_justify="left",
+    )
+    for column in ("", "condition", "detail"):
+        table.add_column(column)
+    for condition in result.conditions:
+        mark = (
+            "[yellow]skip"
+            if condition.skipped
+            else ("[green]ok" if condition.passed else "[red]FAIL")
+        )
+        table.add_row(mark, escape(condition.title), escape(condition.detail))
+    console.print(table)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    if junit:
+        write_junit(result, junit)
+        console.print(f"wrote {junit}")
+    if markdown:
+        write_markdown(result, markdown)
+        console.print(f"wrote {markdown}")
+    if json_path:
+        _write_json(result.as_json(), json_path)
+        console.print(f"wrote {json_path}")
+    failed = result.failed
+    if failed:
+        console.print(
+            f"[red]gate failed: {len(failed)} of {len(result.conditions)} conditions",
+            highlight=False,
+        )
+        raise typer.Exit(1)
+    console.print("[green]gate passed", highlight=False)
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(help="Run A (the baseline).")],
+    run_b: Annotated[str, typer.Argument(help="Run B (the candidate).")],
+    store: StoreOpt = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
+    ] = None,
+    alpha: Annotated[float, typer.Option(help="Significance level of the tests.")] = 0.05,
+) -> None:
+    """B − A per metric and per task, with paired tests over matched trials."""
+    from toolproof.compare import compare_runs, comparison_tables
+
+    comparison = compare_runs(Store(store), run_a, run_b, alpha=alpha)
+    for table in comparison_tables(comparison):
+        console.print(table)
+    for warning in comparison.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    regressed = sorted(
+        {t.task_id for p in comparison.pairs for v in p.variants for t in v.regressed}
+    )
+    if regressed:
+        console.print(
+            f"[red]{len(regressed)} task(s) passed fewer matched trials in {run_b}:[/] "
+            + escape(", ".join(regressed)),
+            highlight=False,
+        )
+    if json_path:
+        _write_json(comparison.as_json(), json_path)
+        console.print(f"wrote {json_path}")
+
+
+def verify(
+    run_id: Annotated[str, typer.Argument(help="The run whose stored results to check.")],
+    store: StoreOpt = None,
+    expect: Annotated[
+        str | None,
+        typer.Option(help="The manifest (or run) sha256 kept outside the store, e.g. in CI."),
+    ] = None,
+    record: Annotated[
+        bool,
+        typer.Option(help="Record a manifest for a run that has none (trusting it as is)."),
+    ] = False,
+    manifest: Annotated[
+        Path | None, typer.Option(help="Write the recorded manifest document here.")
+    ] = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the verification as JSON here.")
+    ] = None,
+) -> None:
+    """Recompute the hashes of a run's stored results; exit 1 when any differs from its
+    manifest, naming the trial."""
+    from toolproof.audit import load_manifest, record_manifest, verify_run
+
+    journal = Store(store)
+    if record:
+        if load_manifest(journal, run_id) is not None:
+            raise UsageError(f"--record: run {run_id} already has a manifest; verify it instead")
+        recorded = record_manifest(journal, run_id)
+        console.print(f"recorded manifest of run {run_id}: sha256 {recorded.manifest_hash}")
+    result = verify_run(journal, run_id, expect)
+    if manifest:
+        stored = load_manifest(journal, run_id)
+        if stored is not None:
+            document = {**stored.document, "manifest_hash": stored.manifest_hash}
+            _write_json(document, manifest, "--manifest")
+            console.print(f"wrote {manifest}")
+    if json_path:
+        _write_json(result.as_json(), json_path)
+        console.print(f"wrote {json_path}")
+    if result.ok:
+        console.print(
+            f"[green]run {run_id} verified:[/] {result.trials} trials match the manifest "
+            f"recorded {result.recorded_at}\nmanifest sha256 {result.manifest_hash}\n"
+            f"run sha256      {result.run_hash}",
+            highlight=False,
+        )
+        return
+    for problem in result.problems:
+        console.print(problem, style="red", markup=False, highlight=False)
+    if result.recorded:
+        console.print(
+            f"[red]run {run_id} does not match its manifest: {len(result.problems)} "
+            f"problem(s), {len(result.tampered)} trial(s)",
+            highlight=False,
+        )
+    else:
+        console.print(
+            "record one when the run finishes, or now with --record (trusting the run as is)",
+            highlight=False,
+        )
+    raise typer.Exit(1)

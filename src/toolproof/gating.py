@@ -1,0 +1,530 @@
+"""The CI gate: decide from a stored run whether a model version may ship.
+
+Conditions come from the suite's `gate:` section and from flags (a flag wins for the same
+metric); every model of the run is held to each of them:
+
+- `min: {METRIC: VALUE}`: the metric is at least VALUE (e.g. reliability_score, pass^5);
+- `max: {METRIC: VALUE}`: the metric is at most VALUE (e.g. cost_per_task_usd, latency_p95_s);
+- `max_cost_per_task`, `max_infra_error_share`: shorthands for two `max` entries;
+- `max_regression`: against a baseline run, no drop of pass@1 or pass^k larger than this
+  that the paired test finds significant (toolproof.compare);
+- the run finished, and its stored results match its recorded manifest (when recorded).
+
+A metric that was not measured (null) fails a condition on it: it cannot be shown to hold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from toolproof.errors import SuiteError, UsageError
+
+if TYPE_CHECKING:  # the evaluation's imports; GateSpec itself needs only pydantic
+    from toolproof.audit import Verification
+    from toolproof.compare import Comparison
+    from toolproof.store.journal import Store
+
+DEFAULT_MAX_REGRESSION = 0.03
+TOLERANCE = 1e-9
+
+_K_METRIC = re.compile(r"^(?:pass@|pass\^|reliability_tax@)([1-9][0-9]*)(?:_strict)?$")
+_K_FORMS = re.compile(
+    r"^(pass@[1-9][0-9]*|pass\^[1-9][0-9]*(_strict)?|reliability_tax@[1-9][0-9]*)$"
+)
+NAMED_METRICS = frozenset(
+    {
+        "reliability_score",
+        "recovery_rate",
+        "loop_rate",
+        "corrective_action",
+        "drift_robustness",
+        "completion_under_load",
+        "cost_usd",
+        "cost_per_pass_usd",
+        "cost_per_task_usd",
+        "user_cost_usd",
+        "tokens_input",
+        "tokens_output",
+        "latency_p50_s",
+        "latency_p95_s",
+        "trial_latency_p50_s",
+        "trial_latency_p95_s",
+        "tool_calls_per_trial",
+        "turns_per_trial",
+        "infra_error_share",
+    }
+)
+
+
+def check_metric(name: str) -> str:
+    """A metric name a gate may use, or ValueError saying which ones exist."""
+    if name in NAMED_METRICS or _K_FORMS.match(name):
+        return name
+    raise ValueError(
+        f"unknown metric '{name}'; use pass@K, pass^K, pass^K_strict, reliability_tax@K or "
+        + ", ".join(sorted(NAMED_METRICS))
+    )
+
+
+GateMetric = Annotated[str, AfterValidator(check_metric)]
+
+
+class GateSpec(BaseModel):
+    """`gate:` in suite.yaml: what a run must show before its model may ship."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min: dict[GateMetric, float] = Field(
+        default_factory=dict,
+        description="Metric -> floor: every model's value must be at least this.",
+    )
+    max: dict[GateMetric, float] = Field(
+        default_factory=dict,
+        description="Metric -> ceiling: every model's value must be at most this.",
+    )
+    max_regression: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Against a baseline run: the largest drop of pass@1 or pass^k allowed "
+        "when the paired test finds it significant (default 0.03 with --baseline).",
+    )
+    max_infra_error_share: float | None = Field(
+        None, ge=0, le=1, description="Share of trials that may end as infra errors."
+    )
+    max_cost_per_task: float | None = Field(
+        None, ge=0, description="USD per task: the model's cost_usd divided by its tasks."
+    )
+    alpha: float = Field(
+        0.05, gt=0, lt=1, description="Significance level of the regression tests."
+    )
+
+    def floors(self) -> dict[str, float]:
+        return dict(self.min)
+
+    def ceilings(self) -> dict[str, float]:
+        out = dict(self.max)
+        if self.max_cost_per_task is not None:
+            out.setdefault("cost_per_task_usd", self.max_cost_per_task)
+        if self.max_infra_error_share is not None:
+            out.setdefault("infra_error_share", self.max_infra_error_share)
+        return out
+
+    def is_empty(self) -> bool:
+        return not (self.floors() or self.ceilings() or self.max_regression is not None)
+
+
+class _GateOnly(BaseModel):
+    """suite.yaml read for its `gate:` section alone (the rest is load_suite's business)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    gate: GateSpec | None = None
+
+
+def suite_gate(path: str | Path) -> GateSpec | None:
+    """The `gate:` section of a suite (its folder or suite.yaml); None when it has none.
+    Problems are located SuiteErrors, as for the rest of the suite."""
+    from toolproof.spec.loader import SUITE_FILE, shown, validation_problems
+    from toolproof.spec.yamlload import load_yaml
+
+    given = Path(path)
+    file = given / SUITE_FILE if given.is_dir() else given
+    where = shown(file)
+    raw = load_yaml(file, where)
+    if not isinstance(raw, Mapping):
+        raise SuiteError.at(where, 1, "suite.yaml must be a mapping of fields")
+    try:
+        return _GateOnly.model_validate(raw).gate
+    except ValidationError as exc:
+        raise SuiteError(validation_problems(exc, raw, where)) from None
+
+
+def parse_limit(flag: str, text: str) -> tuple[str, float]:
+    """'pass^5=0.8' -> ('pass^5', 0.8), the metric checked."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not sep or not name or number != number:
+        raise UsageError(f"{flag} {text!r}: expected METRIC=VALUE, for example pass^5=0.8")
+    try:
+        check_metric(name)
+    except ValueError as exc:
+        raise UsageError(f"{flag} {name}: {exc}") from None
+    return name, number
+
+
+def flag_spec(
+    mins: Sequence[str] = (), maxes: Sequence[str] = (), max_regression: float | None = None
+) -> GateSpec:
+    """The conditions given as --min, --max and --max-regression."""
+    if max_regression is not None and not 0 <= max_regression <= 1:
+        raise UsageError(f"--max-regression {max_regression}: must be between 0 and 1")
+    return GateSpec(
+        min=dict(parse_limit("--min", t) for t in mins),
+        max=dict(parse_limit("--max", t) for t in maxes),
+        max_regression=max_regression,
+    )
+
+
+def merge(base: GateSpec | None, flags: GateSpec) -> GateSpec:
+    """The suite's gate with the flags over it (a flag wins for the same metric)."""
+    if base is None:
+        return flags
+    return GateSpec(
+        min={**base.floors(), **flags.floors()},
+        max={**base.ceilings(), **flags.ceilings()},
+        max_regression=(
+            flags.max_regression if flags.max_regression is not None else base.max_regression
+        ),
+        alpha=base.alpha,
+    )
+
+
+def ks_of(spec: GateSpec) -> list[int]:
+    """The k values the gate's metrics name, so the summary computes them."""
+    names = list(spec.floors()) + list(spec.ceilings())
+    return sorted({int(m.group(1)) for n in names if (m := _K_METRIC.match(n))})
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One gate condition for one model (or the whole run when `model` is empty)."""
+
+    name: str
+    model: str
+    passed: bool
+    detail: str
+    kind: str
+    value: float | None = None
+    limit: float | None = None
+    skipped: bool = False
+
+    @property
+    def title(self) -> str:
+        return f"{self.model}: {self.name}" if self.model else self.name
+
+    @property
+    def failed(self) -> bool:
+        return not self.passed and not self.skipped
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "model": self.model or None,
+            "kind": self.kind,
+            "passed": self.passed,
+            "skipped": self.skipped,
+            "value": self.value,
+            "limit": self.limit,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class GateResult:
+    """Everything the gate decided, and what the reports need."""
+
+    run: dict[str, Any]
+    spec: GateSpec
+    summary: dict[str, Any]
+    conditions: list[Condition]
+    trials: list[dict[str, Any]]
+    baseline: str | None = None
+    comparison: Comparison | None = None
+    verification: Verification | None = None
+    sources: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.run["id"])
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
+
+    @property
+    def failed(self) -> list[Condition]:
+        return [c for c in self.conditions if c.failed]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "suite": {
+                "name": self.run["suite_name"],
+                "version": self.run["suite_version"],
+                "hash": self.run["suite_hash"],
+            },
+            "agent": self.run["agent"],
+            "baseline": self.baseline,
+            "passed": self.passed,
+            "gate": self.spec.model_dump(),
+            "sources": self.sources,
+            "conditions": [c.as_json() for c in self.conditions],
+            "warnings": self.warnings,
+            "manifest": None if self.verification is None else self.verification.as_json(),
+            "comparison": None if self.comparison is None else self.comparison.as_json(),
+            "summary": self.summary,
+        }
+
+
+def evaluate_gate(
+    store: Store,
+    run_id: str,
+    spec: GateSpec,
+    baseline: str | None = None,
+    sources: Sequence[str] = (),
+) -> GateResult:
+    """Hold every model of the run to the gate; reads the run (and baseline) from the store."""
+    from toolproof.compare import compare_runs, model_metrics
+    from toolproof.store.queries import run_summary
+
+    if spec.is_empty() and not baseline:
+        raise UsageError(
+            "nothing to gate on: add a gate: section to suite.yaml, or give --min, --max "
+            "or --baseline"
+        )
+    run = store.run(run_id)
+    config = run["config"]
+    ks = sorted(set(config.get("k", [1])) | set(ks_of(spec)))
+    summary = run_summary(store, run_id, ks)
+    result = GateResult(
+        run=run,
+        spec=spec,
+        summary=summary,
+        conditions=[],
+        trials=store.outcomes(run_id),
+        baseline=baseline,
+        sources=list(sources),
+    )
+    result.conditions.append(_finished(run, summary))
+    if not summary["models"]:
+        result.conditions.append(
+            Condition("run has trials", "", False, "no trial recorded: nothing to gate", "finished")
+        )
+    for entry in summary["models"]:
+        label = entry["model"] if len(summary["models"]) > 1 else ""
+        metrics = model_metrics(entry)
+        skipped_k = set(entry.get("skipped_k", []))
+        for name, floor in spec.floors().items():
+            result.conditions.append(_limit(name, floor, ">=", metrics, label, skipped_k))
+        for name, ceiling in spec.ceilings().items():
+            result.conditions.append(_limit(name, ceiling, "<=", metrics, label, skipped_k))
+    if baseline:
+        result.comparison = compare_runs(store, baseline, run_id, alpha=spec.alpha)
+        result.warnings.extend(result.comparison.warnings)
+        allowed = spec.max_regression if spec.max_regression is not None else DEFAULT_MAX_REGRESSION
+        several = len(summary["models"]) > 1
+        result.conditions.extend(_regressions(result.comparison, allowed, several))
+    elif spec.max_regression is not None:
+        result.conditions.append(
+            Condition(
+                name=f"no significant regression > {spec.max_regression:g} vs baseline",
+                model="",
+                passed=True,
+                skipped=True,
+                kind="regression",
+                detail="no --baseline run given",
+            )
+        )
+    result.verification = _integrity(store, run_id, "manifest", result.conditions)
+    if baseline:
+        _integrity(store, baseline, "baseline manifest", result.conditions)
+    return result
+
+
+def _finished(run: Mapping[str, Any], summary: Mapping[str, Any]) -> Condition:
+    done = run["status"] == "finished"
+    if done:
+        detail = f"finished at {run['finished_at']}"
+    else:
+        stopped = summary.get("stopped") or run["config"].get("stopped")
+        detail = (
+            f"the run is '{run['status']}'"
+            + (f" ({stopped})" if stopped else ": interrupted or still running")
+            + f" with {summary['counts']['total']} trials; resume it before gating"
+        )
+    return Condition("run finished", "", done, detail, "finished")
+
+
+def _limit(
+    name: str,
+    limit: float,
+    op: str,
+    metrics: Mapping[str, float | None],
+    model: str,
+    skipped_k: set[int],
+) -> Condition:
+    from toolproof.compare import fmt
+
+    title = f"{name} {'≥' if op == '>=' else '≤'} {limit:g}"
+    kind = "min" if op == ">=" else "max"
+    if name not in metrics:
+        k = _K_METRIC.match(name)
+        if k and int(k.group(1)) in skipped_k:
+            return Condition(
+                title, model, False, f"{name} not computed: too few trials", kind, None, limit
+            )
+        known = ", ".join(sorted(metrics))
+        raise UsageError(f"gate metric {name}: no such metric in this run (have: {known})")
+    value = metrics[name]
+    if value is None:
+        return Condition(
+            title, model, False, f"{name} was not measured in this run", kind, None, limit
+        )
+    if op == ">=":
+        ok = value >= limit - TOLERANCE
+        detail = f"{name} = {fmt(value, 4)}" + ("" if ok else f" is below {limit:g}")
+    else:
+        ok = value <= limit + TOLERANCE
+        detail = f"{name} = {fmt(value, 4)}" + ("" if ok else f" is above {limit:g}")
+    return Condition(title, model, ok, detail, kind, value, limit)
+
+
+def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[Condition]:
+    from toolproof.compare import fmt, fmt_p
+
+    out = []
+    if not comparison.pairs:
+        out.append(
+            Condition(
+                f"no significant regression > {allowed:g} vs baseline",
+                "",
+                False,
+                f"no trial of the run can be paired with one of baseline {comparison.run_a}",
+                "regression",
+            )
+        )
+    for pair in comparison.pairs:
+        label = pair.label_b if several else ""
+        if not pair.variants:
+            out.append(
+                Condition(
+                    f"no significant regression > {allowed:g} vs baseline",
+                    label,
+                    False,
+                    f"no trial of the run matches one of baseline {comparison.run_a}",
+                    "regression",
+                )
+            )
+        for v in pair.variants:
+            model = " ".join(p for p in (label, f"[{v.variant}]" if v.variant else "") if p)
+            k_metrics = [m for m in v.metrics if m.name.startswith("pass^")]
+            chosen = [m for m in v.metrics if m.name == "pass@1"] + k_metrics[-1:]
+            if not chosen:
+                out.append(
+                    Condition(
+                        f"no significant regression > {allowed:g} vs baseline",
+                        model,
+                        False,
+                        f"no matched trials with baseline {comparison.run_a}",
+                        "regression",
+                    )
+                )
+            for m in chosen:
+                delta = m.delta if m.delta is not None else 0.0
+                drop = delta < -allowed - TOLERANCE
+                bad = drop and m.significant
+                if m.test == "mcnemar":
+                    test = f"McNemar p = {fmt_p(m.p_value)}"
+                else:
+                    ci = f"{1 - comparison.alpha:.0%} CI [{fmt(m.low, signed=True)}, "
+                    test = ci + f"{fmt(m.high, signed=True)}]"
+                detail = f"{m.name} {fmt(m.a)} → {fmt(m.b)} (Δ {fmt(delta, signed=True)}, {test})"
+                if drop and not bad:
+                    detail += ": a drop, but not significant"
+                elif bad:
+                    regressed = [t.task_id for t in v.regressed]
+                    detail += f": significant drop; {len(regressed)} task(s) regressed"
+                out.append(
+                    Condition(
+                        f"{m.name}: no significant drop > {allowed:g} vs baseline",
+                        model,
+                        not bad,
+                        detail,
+                        "regression",
+                        delta,
+                        -allowed,
+                    )
+                )
+    return out
+
+
+def _integrity(
+    store: Store, run_id: str, what: str, conditions: list[Condition]
+) -> Verification | None:
+    from toolproof.audit import load_manifest, verify_run
+
+    name = f"{what} verified" if what == "manifest" else f"{what} verified ({run_id})"
+    if load_manifest(store, run_id) is None:
+        conditions.append(
+            Condition(
+                name,
+                "",
+                True,
+                f"no manifest recorded for run {run_id}",
+                "integrity",
+                skipped=True,
+            )
+        )
+        return None
+    verification = verify_run(store, run_id)
+    if verification.ok:
+        detail = f"{verification.trials} trials match manifest {verification.manifest_hash}"
+    else:
+        shown = "; ".join(verification.problems[:3])
+        more = len(verification.problems) - 3
+        detail = shown + (f"; {more} more (toolproof verify {run_id})" if more > 0 else "")
+    conditions.append(Condition(name, "", verification.ok, detail, "integrity"))
+    return verification
+
+
+def resolve_spec(
+    run: Mapping[str, Any],
+    suite: Path | None,
+    flags: GateSpec,
+    baseline: str | None = None,
+) -> tuple[GateSpec, list[str], list[str]]:
+    """The effective gate, where it came from, and warnings: the suite's section (from
+    --suite or the run's own suite folder) with the flags over it. A suite folder that is
+    gone is an error, unless the flags give conditions (then a warning)."""
+    stored = run["config"].get("suite_path")
+    path = suite or (Path(stored) if stored else None)
+    sources: list[str] = []
+    warnings: list[str] = []
+    base = None
+    if path is not None:
+        from toolproof.spec.loader import SUITE_FILE
+
+        file = path / SUITE_FILE if path.is_dir() else path
+        if file.is_file():
+            base = suite_gate(file)
+            if base is not None:
+                sources.append(f"{file}: gate")
+        elif suite is not None:
+            raise UsageError(f"--suite {suite}: no suite.yaml there")
+        elif flags.is_empty() and not baseline:
+            raise UsageError(
+                f"the run's suite {file} is not here, so its gate: section cannot be read; "
+                "give --suite FOLDER, or the conditions as --min/--max/--baseline"
+            )
+        else:
+            warnings.append(f"the run's suite {file} is not here: its gate: section is not applied")
+    if not flags.is_empty():
+        sources.append("flags")
+    if baseline:
+        sources.append(f"baseline {baseline}")
+    return merge(base, flags), sources, warnings

@@ -1,0 +1,215 @@
+"""The gate as Markdown: for a CI step summary or a pull-request comment.
+
+It says whether the gate passed, what failed and why, shows a small table of metrics (with
+the baseline and the difference when there is one), the tasks that regressed against the
+baseline and the tasks that failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolproof import __version__
+from toolproof.compare import PairComparison, fmt, fmt_p, model_metrics
+from toolproof.errors import UsageError
+from toolproof.gating import Condition, GateResult
+
+METRICS = (
+    "reliability_score",
+    "cost_usd",
+    "cost_per_task_usd",
+    "latency_p95_s",
+    "infra_error_share",
+)
+
+
+def cell(value: Any, width: int = 140) -> str:
+    """Text safe in a Markdown table cell: one line, pipes escaped, shortened."""
+    text = " ".join(str(value).split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return text.replace("|", "\\|")
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out.extend("| " + " | ".join(row) + " |" for row in rows)
+    return out
+
+
+def _mark(condition: Condition) -> str:
+    if condition.skipped:
+        return "⏭️"
+    return "✅" if condition.passed else "❌"
+
+
+def gate_markdown(result: GateResult, limit: int = 20) -> str:
+    """The whole report as Markdown text."""
+    run = result.run
+    summary = result.summary
+    counts = summary["counts"]
+    verdict = "passed" if result.passed else "failed"
+    icon = "✅" if result.passed else "❌"
+    lines = [
+        f"## {icon} toolproof gate {verdict}: "
+        f"{cell(run['suite_name'])} {cell(run['suite_version'])}",
+        "",
+        f"Run `{result.run_id}` (agent `{cell(run['agent'])}`, {counts['total']} trials: "
+        f"{counts['passed']} passed, {counts['failed']} failed, {counts['infra_error']} infra "
+        "errors)" + (f" against baseline `{result.baseline}`." if result.baseline else "."),
+        "",
+    ]
+    failed = result.failed
+    checked = [c for c in result.conditions if not c.skipped]
+    if failed:
+        lines.append(f"**{len(failed)} of {len(checked)} conditions failed:**")
+        lines.append("")
+        lines.extend(f"- ❌ **{cell(c.title)}**: {cell(c.detail, 400)}" for c in failed)
+    else:
+        lines.append(f"**All {len(checked)} conditions held.**")
+    lines.append("")
+    for warning in result.warnings:
+        lines.append(f"> ⚠️ {cell(warning, 400)}")
+    if result.warnings:
+        lines.append("")
+    lines += ["### Conditions", ""]
+    lines += _table(
+        ("", "condition", "detail"),
+        ((_mark(c), cell(c.title), cell(c.detail, 300)) for c in result.conditions),
+    )
+    lines.append("")
+    lines += _metrics(result)
+    if result.comparison is not None:
+        lines += _regressed(result, limit)
+    lines += _failing(summary, limit)
+    manifest = result.verification.manifest_hash if result.verification else None
+    foot = f"toolproof {__version__} · suite sha256 `{run['suite_hash'][:16]}`"
+    if manifest:
+        foot += f" · manifest sha256 `{manifest}`"
+    if result.sources:
+        foot += " · gate from " + ", ".join(cell(s) for s in result.sources)
+    lines += ["", f"<sub>{foot}</sub>", ""]
+    return "\n".join(lines)
+
+
+def _pair_for(result: GateResult, label: str) -> PairComparison | None:
+    if result.comparison is None:
+        return None
+    for pair in result.comparison.pairs:
+        if pair.label_b == label:
+            return pair
+    return None
+
+
+def _metrics(result: GateResult) -> list[str]:
+    summary = result.summary
+    k = max(
+        [k for k in summary["k"] if k not in summary.get("skipped_k", [])] or [1],
+    )
+    names = ["pass@1"] + ([f"pass^{k}"] if k > 1 else []) + list(METRICS)
+    limits: dict[str, str] = {}
+    for name, floor in result.spec.floors().items():
+        limits[name] = f"≥ {floor:g}"
+    for name, ceiling in result.spec.ceilings().items():
+        limits[name] = f"≤ {ceiling:g}"
+    names += [n for n in limits if n not in names]
+    out: list[str] = []
+    several = len(summary["models"]) > 1
+    for entry in summary["models"]:
+        metrics = model_metrics(entry)
+        pair = _pair_for(result, entry["model"])
+        title = "### Metrics" + (f": {cell(entry['model'])}" if several else "")
+        out += [title, ""]
+        rows = []
+        for name in names:
+            if name not in metrics:
+                continue
+            row = [f"`{name}`", fmt(metrics[name], 4), limits.get(name, "")]
+            if pair is not None:
+                base = _baseline_value(pair, name)
+                value = metrics[name]
+                delta = None if base is None or value is None else value - base
+                row += [fmt(base, 4), fmt(delta, 4, signed=True)]
+            rows.append(row)
+        header = ["metric", "this run", "gate"]
+        if pair is not None:
+            header += ["baseline", "Δ"]
+        out += _table(header, rows)
+        out.append("")
+    return out
+
+
+def _baseline_value(pair: PairComparison, name: str) -> float | None:
+    for m in pair.metrics:
+        if m.name == name:
+            return m.a
+    primary = next((v for v in pair.variants if v.variant == ""), None)
+    if primary is not None:
+        paired = primary.metric(name)
+        if paired is not None:
+            return paired.a
+    return None
+
+
+def _regressed(result: GateResult, limit: int) -> list[str]:
+    comparison = result.comparison
+    assert comparison is not None
+    located = len(comparison.pairs) > 1 or any(
+        v.variant for p in comparison.pairs for v in p.variants
+    )
+    rows = []
+    for pair in comparison.pairs:
+        for v in pair.variants:
+            where = pair.label_b + (f" [{v.variant}]" if v.variant else "")
+            for t in v.regressed:
+                row = [
+                    cell(t.task_id) + (" (task changed)" if t.changed else ""),
+                    f"{t.passed_a}/{t.trials}",
+                    f"{t.passed_b}/{t.trials}",
+                    fmt(t.delta, signed=True),
+                    fmt_p(t.p_value),
+                    "significant" if t.significant else "",
+                    cell(t.reasons_b[0] if t.reasons_b else "", 100),
+                ]
+                rows.append(([cell(where)] if located else []) + row)
+    out = [f"### Regressed tasks against `{comparison.run_a}`", ""]
+    if not rows:
+        return [*out, "No task passed fewer matched trials than in the baseline.", ""]
+    header = ["task", "baseline", "this run", "Δ", "McNemar p", "", "first failure"]
+    out += _table((["model"] if located else []) + header, rows[:limit])
+    if len(rows) > limit:
+        out.append(f"\n…and {len(rows) - limit} more.")
+    out.append("")
+    return out
+
+
+def _failing(summary: Mapping[str, Any], limit: int) -> list[str]:
+    rows = []
+    several = len(summary["models"]) > 1
+    for entry in summary["models"]:
+        for task in entry["tasks"]:
+            if task["passed"] < task["trials"] or task["infra_error"]:
+                first = task["failures"][0] if task["failures"] else ""
+                row = [cell(task["id"]), f"{task['passed']}/{task['trials']}", cell(first, 120)]
+                rows.append(([cell(entry["model"])] if several else []) + row)
+    if not rows:
+        return []
+    header = (["model"] if several else []) + ["task", "passed", "first failure"]
+    out = [f"### Tasks with failed trials ({len(rows)})", ""]
+    out += _table(header, rows[:limit])
+    if len(rows) > limit:
+        out.append(f"\n…and {len(rows) - limit} more.")
+    out.append("")
+    return out
+
+
+def write_markdown(result: GateResult, path: str | Path) -> None:
+    """Write the Markdown report (parent folders created)."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(gate_markdown(result), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--markdown {path}: cannot write: {exc.strerror or exc}") from None

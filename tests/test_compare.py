@@ -1,0 +1,400 @@
+"""Comparing runs: McNemar's exact test and the paired bootstrap checked against hand
+computations, trial matching, and `toolproof compare` on stored runs.
+
+`stored_run` (also used by test_gating and test_audit) writes a run of chosen outcomes
+straight into a store, so each statistical situation is exact and fast to build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from toolproof.commands_ci import compare, gate, verify
+from toolproof.compare import (
+    compare_rows,
+    compare_runs,
+    mcnemar_exact,
+    model_metrics,
+    pair_models,
+    paired_bootstrap,
+)
+from toolproof.errors import ToolproofError, UsageError
+from toolproof.results import TrialResult
+from toolproof.store.journal import Store
+from toolproof.transcript import Transcript
+
+# The CLI with the CI commands registered, as cli.py registers them; user errors exit 2.
+CLI_SHIM = """
+import sys
+from toolproof import cli
+from toolproof.commands_ci import compare, gate, verify
+known = {c.callback.__name__ for c in cli.app.registered_commands if c.callback}
+for command in (gate, compare, verify):
+    if command.__name__ not in known:
+        cli.app.command()(command)
+sys.argv[0] = "toolproof"
+cli.main()
+"""
+
+OUTCOME = {"P": "passed", "F": "failed", "I": "infra_error"}
+MINI = Path(__file__).parent / "spec" / "fixtures" / "mini"
+
+
+def mini_suite(root: Path, extra: str = "") -> Path:
+    """A copy of the two-task fixture suite in `root`, with `extra` YAML added to suite.yaml."""
+    shutil.copytree(MINI, root)
+    suite_file = root / "suite.yaml"
+    suite_file.write_text(suite_file.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    return root
+
+
+def toolproof_ci(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the command line (with gate, compare and verify) as a user would."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", CLI_SHIM, *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    return result
+
+
+@dataclass
+class Outcome:
+    """What a command did: its exit code, its output, and the user error it raised."""
+
+    code: int
+    stdout: str
+    error: ToolproofError | None = None
+
+
+def invoke(*args: str | Path) -> Outcome:
+    """Run gate, compare or verify in this process; a user error exits 2, as in cli.main."""
+    app = typer.Typer()
+    for command in (gate, compare, verify):
+        app.command()(command)
+    result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
+    if isinstance(result.exception, ToolproofError):
+        return Outcome(2, result.stdout, result.exception)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Outcome(result.exit_code, result.stdout)
+
+
+def stored_run(
+    store: Store,
+    outcomes: Mapping[str, str],
+    *,
+    agent: str = "scripted",
+    models: Sequence[str] = ("",),
+    variants: Sequence[str] = ("",),
+    seed: int = 0,
+    k: Sequence[int] = (1,),
+    suite: str = "mini",
+    task_hashes: Mapping[str, str] | None = None,
+    finished: bool = True,
+    cost: float | None = 0.0,
+    infra: str = "fail",
+    suite_path: str = "",
+) -> str:
+    """A run with the given outcomes: task -> 'PPF' (passed, passed, failed; I = infra
+    error), the same for every model and variant."""
+    trials = max(len(v) for v in outcomes.values())
+    run_id = store.create_run(
+        suite_name=suite,
+        suite_version="1",
+        suite_hash="0" * 64,
+        fingerprint=uuid.uuid4().hex,
+        agent=agent,
+        config={
+            "agent": agent,
+            "models": [m for m in models if m],
+            "model_flags": {},
+            "variants": list(variants),
+            "trials": trials,
+            "k": list(k),
+            "seed": seed,
+            "infra_errors": infra,
+            "tasks": list(outcomes),
+            "suite_path": suite_path,
+        },
+        tasks=[
+            {
+                "task_id": task,
+                "task_hash": (task_hashes or {}).get(task, f"hash-{task}"),
+                "tags": [],
+                "tools": {},
+            }
+            for task in outcomes
+        ],
+        version="test",
+    )
+    for variant in variants:
+        for model in models:
+            for task, letters in outcomes.items():
+                for index, letter in enumerate(letters):
+                    outcome = OUTCOME[letter]
+                    reason = {"passed": "", "failed": "state: wrong order"}.get(
+                        outcome, "provider: 503 overloaded"
+                    )
+                    store.write(
+                        run_id,
+                        TrialResult(
+                            task_id=task,
+                            trial=index,
+                            seed=seed * 1000 + index,
+                            variant=variant,
+                            model=model,
+                            outcome=outcome,  # type: ignore[arg-type]
+                            reason=reason,
+                            transcript=Transcript(),
+                            duration_s=0.5,
+                            cost_usd=cost,
+                            started_at="2026-01-01T00:00:00+00:00",
+                        ),
+                    )
+    if finished:
+        store.finish(run_id)
+    return run_id
+
+
+def rows(outcomes: Mapping[str, str], variant: str = "") -> list[dict[str, Any]]:
+    return [
+        {"variant": variant, "task_id": task, "trial": i, "outcome": OUTCOME[c], "reason": c}
+        for task, letters in outcomes.items()
+        for i, c in enumerate(letters)
+    ]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(str(tmp_path / "runs.db"))
+
+
+# ---------------------------------------------------------------- McNemar
+
+
+@pytest.mark.parametrize(
+    ("a_only", "b_only", "expected"),
+    [
+        (0, 0, 1.0),  # no discordant pair: no evidence
+        (1, 0, 1.0),  # 2 · 1/2 = 1
+        (3, 0, 0.25),  # 2 · 1/8
+        (6, 0, 0.03125),  # 2 · 1/64
+        (5, 1, 0.21875),  # 2 · (1 + 6) / 64
+        (2, 2, 1.0),  # 2 · 11/16 > 1, capped
+        (10, 2, 0.03857421875),  # 2 · (1 + 12 + 66) / 4096
+        (7, 3, 0.34375),  # 2 · (1 + 10 + 45 + 120) / 1024
+    ],
+)
+def test_mcnemar_exact_matches_the_binomial_tail(a_only: int, b_only: int, expected: float) -> None:
+    assert mcnemar_exact(a_only, b_only) == pytest.approx(expected, abs=1e-15)
+    assert mcnemar_exact(b_only, a_only) == mcnemar_exact(a_only, b_only)
+
+
+def test_mcnemar_exact_rejects_negative_counts() -> None:
+    with pytest.raises(ValueError):
+        mcnemar_exact(-1, 2)
+
+
+def test_mcnemar_exact_large_counts_stay_exact() -> None:
+    # 2 · P[X ≤ 40] for X ~ Binomial(100, 1/2), from the integer sum.
+    tail = sum(__import__("math").comb(100, i) for i in range(41))
+    assert mcnemar_exact(60, 40) == pytest.approx(2 * tail / 2**100, rel=1e-12)
+    assert 0.05 < mcnemar_exact(60, 40) < 0.06
+
+
+# ---------------------------------------------------------------- paired bootstrap
+
+
+def test_paired_bootstrap_is_the_percentile_interval_of_the_differences() -> None:
+    a = [1.0, 1.0, 0.5, 1.0, 0.0, 1.0]
+    b = [1.0, 0.0, 0.5, 1.0, 0.0, 0.5]
+    mean, low, high = paired_bootstrap(a, b, seed=7, resamples=500)
+    assert mean == pytest.approx(-0.25)
+    # The same computation by hand: resample the six differences, take the percentiles.
+    diffs = [y - x for x, y in zip(a, b, strict=True)]
+    rng = random.Random(7)
+    means = sorted(sum(rng.choices(diffs, k=6)) / 6 for _ in range(500))
+    assert (low, high) == (means[int(0.025 * 499)], means[round(0.975 * 499)])
+    assert paired_bootstrap(a, b, seed=7, resamples=500) == (mean, low, high)
+
+
+def test_paired_bootstrap_degenerate_cases() -> None:
+    assert paired_bootstrap([1.0, 1.0], [1.0, 1.0]) == (0.0, 0.0, 0.0)
+    assert paired_bootstrap([1.0, 1.0, 1.0], [0.0, 0.0, 0.0]) == (-1.0, -1.0, -1.0)
+    with pytest.raises(ValueError):
+        paired_bootstrap([1.0], [1.0, 0.0])
+    with pytest.raises(ValueError):
+        paired_bootstrap([], [])
+
+
+def test_one_task_of_many_dropping_is_not_significant() -> None:
+    a = [1.0] * 30
+    b = [1.0] * 29 + [0.0]
+    mean, low, high = paired_bootstrap(a, b)
+    assert mean == pytest.approx(-1 / 30)
+    assert high == 0.0 and low < 0.0
+
+
+# ---------------------------------------------------------------- matching
+
+
+def test_compare_rows_matches_trials_by_variant_task_and_index() -> None:
+    a = rows({"t1": "PPPPPP", "t2": "PPP", "t3": "FFF"})
+    b = rows({"t1": "FFFFFF", "t2": "PPPF", "t4": "PPP"})
+    [v] = compare_rows(a, b, ks=[1, 3])
+    assert v.variant == ""
+    assert v.matched == 9  # t1 × 6 and t2 × 3; t3 and t4 are in one run only
+    assert v.only_a == 3 and v.only_b == 4
+    assert (v.a_only, v.b_only) == (6, 0)
+    assert v.p_value == pytest.approx(0.03125)
+    t1 = next(t for t in v.tasks if t.task_id == "t1")
+    assert (t1.trials, t1.passed_a, t1.passed_b, t1.delta) == (6, 6, 0, -1.0)
+    assert t1.regressed and t1.significant and t1.reasons_b == ("F",)
+    t2 = next(t for t in v.tasks if t.task_id == "t2")
+    assert (t2.trials, t2.passed_a, t2.passed_b) == (3, 3, 3)  # trial 3 of B has no match
+    assert not t2.regressed and not t2.significant
+    assert [t.task_id for t in v.regressed] == ["t1"]
+    pass1 = v.metric("pass@1")
+    assert pass1 is not None
+    assert (pass1.a, pass1.b, pass1.delta) == (1.0, 0.5, -0.5)
+    assert pass1.test == "mcnemar" and pass1.significant
+    pass3 = v.metric("pass^3")
+    assert pass3 is not None
+    assert (pass3.a, pass3.b) == (1.0, 0.5) and pass3.test == "bootstrap"
+
+
+def test_compare_rows_leaves_out_k_above_the_matched_trials() -> None:
+    [v] = compare_rows(rows({"t": "PPPPP"}), rows({"t": "PPP"}), ks=[1, 3, 5])
+    assert [m.name for m in v.metrics] == ["pass@1", "pass^3"]
+
+
+def test_compare_rows_infra_policy() -> None:
+    a = rows({"t": "PPPP"})
+    b = rows({"t": "IIPP"})
+    [fail] = compare_rows(a, b, infra="fail")
+    assert (fail.tasks[0].trials, fail.tasks[0].passed_b, fail.a_only) == (4, 2, 2)
+    [exclude] = compare_rows(a, b, infra="exclude")
+    assert (exclude.tasks[0].trials, exclude.tasks[0].passed_b, exclude.a_only) == (2, 2, 0)
+    assert exclude.matched == 4
+
+
+def test_compare_rows_per_variant_clean_first() -> None:
+    a = rows({"t": "PP"}, "faults:flaky") + rows({"t": "PP"})
+    b = rows({"t": "PF"}, "faults:flaky") + rows({"t": "PP"}) + rows({"t": "PP"}, "drift:v2")
+    out = compare_rows(a, b)
+    assert [v.variant for v in out] == ["", "faults:flaky"]
+    assert [t.task_id for t in out[1].regressed] == ["t"]
+
+
+def test_compare_rows_flags_changed_tasks() -> None:
+    [v] = compare_rows(rows({"t": "P", "u": "P"}), rows({"t": "F", "u": "P"}), changed=["t"])
+    assert {t.task_id: t.changed for t in v.tasks} == {"t": True, "u": False}
+
+
+def test_pair_models() -> None:
+    assert pair_models(["x", "y"], ["y", "x"]) == [("y", "y"), ("x", "x")]
+    assert pair_models([""], ["m1", "m2"]) == [("", "m1"), ("", "m2")]
+    assert pair_models(["m1", "m2"], ["m3"]) == [("m1", "m3"), ("m2", "m3")]
+    assert pair_models(["a", "b"], ["b", "c"]) == [("b", "b")]
+    with pytest.raises(UsageError, match="cannot pair"):
+        pair_models(["a", "b"], ["c", "d"])
+
+
+def test_model_metrics_adds_cost_per_task_and_infra_share() -> None:
+    entry = {
+        "metrics": {"cost_usd": 3.0},
+        "tasks": [{}, {}, {}],
+        "counts": {"total": 9, "infra_error": 0},
+        "variants": {
+            "": {"counts": {"total": 9, "infra_error": 1}},
+            "faults:x": {"counts": {"total": 9, "infra_error": 2}},
+        },
+    }
+    metrics = model_metrics(entry)
+    assert metrics["cost_per_task_usd"] == 1.0
+    assert metrics["infra_error_share"] == pytest.approx(3 / 18)
+    unpriced = model_metrics({**entry, "metrics": {"cost_usd": None}})
+    assert unpriced["cost_per_task_usd"] is None
+
+
+# ---------------------------------------------------------------- stored runs
+
+
+def test_compare_runs_reads_both_runs(store: Store) -> None:
+    tasks_a = {f"t{i}": "PPPPPP" for i in range(8)}
+    tasks_b = {**tasks_a, "t0": "FFFFFF", "t1": "PPPPPF"}
+    a = stored_run(store, tasks_a, k=[1, 3])
+    b = stored_run(store, tasks_b, k=[1, 3], task_hashes={"t1": "new"})
+    comparison = compare_runs(store, a, b)
+    [pair] = comparison.pairs
+    assert pair.label == "scripted"
+    [v] = pair.variants
+    assert (v.a_only, v.b_only) == (7, 0)
+    assert v.p_value == pytest.approx(2 / 2**7)
+    assert [t.task_id for t in v.regressed] == ["t0", "t1"]
+    assert [t.task_id for t in v.regressed if t.significant] == ["t0"]
+    assert next(t for t in v.tasks if t.task_id == "t1").changed
+    assert any("1 task(s) changed" in w for w in comparison.warnings)
+    names = [m.name for m in pair.metrics]
+    assert "reliability_score" in names and "cost_per_task_usd" in names
+    data = comparison.as_json()
+    assert data["pairs"][0]["variants"][0]["regressed"] == ["t0", "t1"]
+    json.dumps(data)
+
+
+def test_compare_runs_of_different_models_and_seeds(store: Store) -> None:
+    a = stored_run(store, {"t": "PPP"}, models=["openai/old"], agent="openai/old", seed=1)
+    b = stored_run(store, {"t": "PPF"}, models=["openai/new", "openai/other"], agent="x, y", seed=2)
+    comparison = compare_runs(store, a, b)
+    assert [(p.label_a, p.label_b) for p in comparison.pairs] == [
+        ("openai/old", "openai/new"),
+        ("openai/old", "openai/other"),
+    ]
+    assert any("different seeds" in w for w in comparison.warnings)
+
+
+def test_compare_runs_refuses_nonsense(store: Store) -> None:
+    a = stored_run(store, {"t": "P"})
+    other = stored_run(store, {"t": "P"}, suite="retail")
+    with pytest.raises(UsageError, match="itself"):
+        compare_runs(store, a, a)
+    with pytest.raises(UsageError, match="same suite"):
+        compare_runs(store, a, other)
+
+
+def test_compare_command(store: Store, tmp_path: Path) -> None:
+    a = stored_run(store, {"t1": "PPPPPP", "t2": "PPPPPP"}, k=[1, 3])
+    b = stored_run(store, {"t1": "FFFFFF", "t2": "PPPPPP"}, k=[1, 3])
+    out = tmp_path / "out" / "compare.json"
+    result = toolproof_ci("compare", a, b, "--store", store.url, "--json", out)
+    assert result.returncode == 0, result.stderr
+    assert "pass@1" in result.stdout and "significant drop" in result.stdout
+    assert "1 task(s) passed fewer matched trials" in result.stdout and "t1" in result.stdout
+    data = json.loads(out.read_text())
+    variant = data["pairs"][0]["variants"][0]
+    assert variant["regressed"] == ["t1"]
+    assert variant["trials"] == {"a_only": 6, "b_only": 0, "p_value": 0.03125}
+
+    missing = invoke("compare", a, "nope", "--store", store.url)
+    assert missing.code == 2
+    assert "no run 'nope'" in str(missing.error)

@@ -1,0 +1,375 @@
+"""The CI gate: its conditions, the suite's gate: section, JUnit and Markdown, and the exit
+codes of `toolproof gate` on real runs of a small suite (0 pass, 1 fail, 2 bad input)."""
+
+from __future__ import annotations
+
+import asyncio
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from test_compare import invoke, mini_suite, stored_run, toolproof_ci
+
+from toolproof.audit import record_manifest
+from toolproof.errors import MetricError, SuiteError, UsageError
+from toolproof.gating import (
+    GateSpec,
+    evaluate_gate,
+    flag_spec,
+    merge,
+    parse_limit,
+    resolve_spec,
+    suite_gate,
+)
+from toolproof.report.junit import junit_text
+from toolproof.report.markdown import gate_markdown
+from toolproof.runner.run import RunRequest, run_suite
+from toolproof.spec.loader import load_suite
+from toolproof.spec.models import SuiteFile
+from toolproof.store.journal import Store
+
+HALF = """
+default:
+  - tool_calls: [{name: get_order, arguments: {order_id: B}}]
+  - text: "Order B has shipped."
+"""
+
+GATE_SECTION = """
+gate:
+  min:
+    pass@1: 0.9
+    reliability_score: 0.85
+  max_cost_per_task: 1.0
+  max_regression: 0.03
+"""
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(str(tmp_path / "runs.db"))
+
+
+# ---------------------------------------------------------------- the gate: section
+
+
+def test_gate_spec_validates_metric_names_and_ranges() -> None:
+    spec = GateSpec(
+        min={"pass^5": 0.8, "reliability_score": 0.85},
+        max={"latency_p95_s": 4},
+        max_cost_per_task=0.02,
+        max_infra_error_share=0.01,
+    )
+    assert spec.floors() == {"pass^5": 0.8, "reliability_score": 0.85}
+    assert spec.ceilings() == {
+        "latency_p95_s": 4,
+        "cost_per_task_usd": 0.02,
+        "infra_error_share": 0.01,
+    }
+    for bad in (
+        {"min": {"pass^0": 0.5}},
+        {"min": {"score": 0.5}},
+        {"max_regression": -0.1},
+        {"alpha": 1.5},
+        {"maximum": {"pass@1": 1}},
+    ):
+        with pytest.raises(ValidationError):
+            GateSpec.model_validate(bad)
+    assert GateSpec().is_empty()
+
+
+def test_suite_gate_reads_the_section_and_locates_problems(tmp_path: Path) -> None:
+    suite = mini_suite(tmp_path / "s")
+    assert suite_gate(suite) is None
+    text = (suite / "suite.yaml").read_text()
+    (suite / "suite.yaml").write_text(text + GATE_SECTION)
+    spec = suite_gate(suite)
+    assert spec is not None
+    assert spec.floors() == {"pass@1": 0.9, "reliability_score": 0.85}
+    assert spec.ceilings() == {"cost_per_task_usd": 1.0}
+    assert spec.max_regression == 0.03
+
+    (suite / "suite.yaml").write_text(text + "gate:\n  min:\n    pass^k: 0.9\n")
+    with pytest.raises(SuiteError) as caught:
+        suite_gate(suite)
+    [problem] = caught.value.problems
+    assert problem.line == len(text.splitlines()) + 3
+    assert "unknown metric 'pass^k'" in problem.message
+
+
+def test_flags_parse_and_win_over_the_suite() -> None:
+    assert parse_limit("--min", "pass^5=0.8") == ("pass^5", 0.8)
+    assert parse_limit("--max", " cost_per_task_usd = 1e-3 ") == ("cost_per_task_usd", 0.001)
+    for bad in ("pass^5", "pass^5=x", "=0.3", "nonsense=1"):
+        with pytest.raises(UsageError):
+            parse_limit("--min", bad)
+    with pytest.raises(UsageError, match="between 0 and 1"):
+        flag_spec(max_regression=2)
+    suite = GateSpec(min={"pass@1": 0.9, "pass^3": 0.5}, max_regression=0.05, alpha=0.01)
+    merged = merge(suite, flag_spec(["pass@1=0.95"], ["loop_rate=0.1"]))
+    assert merged.floors() == {"pass@1": 0.95, "pass^3": 0.5}
+    assert merged.ceilings() == {"loop_rate": 0.1}
+    assert (merged.max_regression, merged.alpha) == (0.05, 0.01)
+
+
+def test_resolve_spec_without_the_suite_folder(tmp_path: Path) -> None:
+    run = {"config": {"suite_path": str(tmp_path / "gone")}}
+    with pytest.raises(UsageError, match="is not here"):
+        resolve_spec(run, None, GateSpec())
+    spec, sources, warnings = resolve_spec(run, None, flag_spec(["pass@1=0.5"]))
+    assert spec.floors() == {"pass@1": 0.5} and sources == ["flags"]
+    assert "not applied" in warnings[0]
+    with pytest.raises(UsageError, match="--suite"):
+        resolve_spec(run, tmp_path / "nowhere", GateSpec(), "base")
+
+
+# ---------------------------------------------------------------- conditions
+
+
+def titles(result_conditions: list[object]) -> list[str]:
+    return [getattr(c, "title") for c in result_conditions]  # noqa: B009
+
+
+def test_thresholds_pass_and_fail(store: Store) -> None:
+    run = stored_run(store, {"a": "PPP", "b": "PPF", "c": "PPP"}, k=[1, 3], cost=0.1)
+    spec = GateSpec(
+        min={"pass@1": 0.85, "pass^3": 0.7},
+        max={"cost_per_task_usd": 0.25, "infra_error_share": 0.0},
+    )
+    result = evaluate_gate(store, run, spec)
+    by = {c.name: c for c in result.conditions}
+    assert by["run finished"].passed
+    assert by["pass@1 ≥ 0.85"].passed and by["pass@1 ≥ 0.85"].value == pytest.approx(8 / 9)
+    assert not by["pass^3 ≥ 0.7"].passed
+    assert by["pass^3 ≥ 0.7"].detail == "pass^3 = 0.6667 is below 0.7"
+    cost = by["cost_per_task_usd ≤ 0.25"]
+    assert not cost.passed and cost.value == pytest.approx(0.3)  # 9 trials × 0.1 over 3 tasks
+    assert by["infra_error_share ≤ 0"].passed
+    assert by["manifest verified"].skipped
+    assert not result.passed
+    assert [c.name for c in result.failed] == ["pass^3 ≥ 0.7", "cost_per_task_usd ≤ 0.25"]
+
+
+def test_unmeasured_metric_fails_and_unknown_or_uncomputable_is_an_error(store: Store) -> None:
+    run = stored_run(store, {"a": "PP"}, cost=None)
+    result = evaluate_gate(store, run, GateSpec(max={"cost_usd": 1.0, "recovery_rate": 1.0}))
+    failed = {c.name: c.detail for c in result.failed}
+    assert failed == {
+        "cost_usd ≤ 1": "cost_usd was not measured in this run",
+        "recovery_rate ≤ 1": "recovery_rate was not measured in this run",
+    }
+    with pytest.raises(MetricError, match="k=5"):
+        evaluate_gate(store, run, GateSpec(min={"pass^5": 0.5}))
+    with pytest.raises(UsageError, match="nothing to gate on"):
+        evaluate_gate(store, run, GateSpec())
+
+
+def test_unfinished_run_fails_the_gate(store: Store) -> None:
+    run = stored_run(store, {"a": "PPP"}, finished=False)
+    result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5}))
+    [failed] = result.failed
+    assert failed.name == "run finished" and "resume it" in failed.detail
+
+
+def test_every_model_is_gated(store: Store) -> None:
+    run = stored_run(store, {"a": "PP"}, models=["p/one", "p/two"], agent="p/one, p/two")
+    result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5}))
+    assert "p/one: pass@1 ≥ 0.5" in titles(result.conditions)  # type: ignore[arg-type]
+    assert "p/two: pass@1 ≥ 0.5" in titles(result.conditions)  # type: ignore[arg-type]
+
+
+def test_significant_regression_fails_and_insignificant_drop_passes(store: Store) -> None:
+    base = {f"t{i}": "PPPPPP" for i in range(10)}
+    baseline = stored_run(store, base, k=[1, 3])
+    regressed = {f"t{i}": "FFFFFF" for i in range(3)}
+    bad = stored_run(store, {**base, **regressed, "t3": "FFFFFP"}, k=[1, 3])
+    slight = stored_run(store, {**base, "t0": "PPPFFF"}, k=[1, 3])
+    spec = GateSpec(max_regression=0.03)
+
+    result = evaluate_gate(store, bad, spec, baseline)
+    by = {c.name: c for c in result.conditions}
+    pass1 = by["pass@1: no significant drop > 0.03 vs baseline"]
+    assert not pass1.passed
+    assert "McNemar p = <0.0001" in pass1.detail  # 23 discordant pairs, all one way
+    assert "4 task(s) regressed" in pass1.detail
+    assert not by["pass^3: no significant drop > 0.03 vs baseline"].passed
+    assert by["baseline manifest verified (" + baseline + ")"].skipped
+
+    result = evaluate_gate(store, slight, spec, baseline)
+    assert result.passed, [c.detail for c in result.failed]
+    assert "not significant" in result.conditions[1].detail
+
+    # Without a baseline the regression condition is skipped, not failed.
+    alone = evaluate_gate(store, bad, spec)
+    assert alone.passed and alone.conditions[1].skipped
+
+
+def test_regression_default_threshold_with_baseline_only(store: Store) -> None:
+    base = {f"t{i}": "PPPPPP" for i in range(10)}
+    baseline = stored_run(store, base, k=[1])
+    bad = stored_run(store, {**base, "t0": "FFFFFF"}, k=[1])
+    result = evaluate_gate(store, bad, GateSpec(), baseline)
+    assert [c.name for c in result.failed] == ["pass@1: no significant drop > 0.03 vs baseline"]
+
+
+def test_tampered_run_fails_the_gate(store: Store) -> None:
+    run = stored_run(store, {"a": "PPF"})
+    record_manifest(store, run)
+    assert evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5})).passed
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE trials SET outcome = 'passed', reason = '' WHERE run_id = ? AND trial = 2",
+            (run,),
+        )
+    result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5}))
+    [failed] = result.failed
+    assert failed.name == "manifest verified"
+    assert "task a trial 2" in failed.detail
+
+
+# ---------------------------------------------------------------- reports
+
+
+def test_junit_has_a_case_per_condition_and_per_task(store: Store) -> None:
+    base = {"ok": "PPP", "flaky": "PPP", "down": "PPP"}
+    baseline = stored_run(store, base)
+    run = stored_run(store, {"ok": "PPP", "flaky": "PFP", "down": "IIP"})
+    result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.9}), baseline)
+    root = ET.fromstring(junit_text(result))
+    assert root.tag == "testsuites"
+    gate, tasks = root.findall("testsuite")
+    assert gate.get("name") == "gate"
+    gate_cases = {c.get("name"): c for c in gate.findall("testcase")}
+    assert set(gate_cases) == set(titles(result.conditions))  # type: ignore[arg-type]
+    failure = gate_cases["pass@1 ≥ 0.9"].find("failure")
+    assert failure is not None and "below 0.9" in (failure.get("message") or "")
+    props = {p.get("name"): p.get("value") for p in gate.iter("property")}
+    assert props["run_id"] == run and props["baseline"] == baseline
+    cases = {c.get("name"): c for c in tasks.findall("testcase")}
+    assert set(cases) == {"ok", "flaky", "down"}
+    assert len(list(cases["ok"])) == 1  # system-out only
+    flaky = cases["flaky"].find("failure")
+    assert flaky is not None
+    assert flaky.get("message") == "1 of 3 trials did not pass: state: wrong order"
+    down = cases["down"].find("error")
+    assert down is not None and down.get("type") == "infra_error"
+    assert "provider: 503 overloaded (×2)" in (down.get("message") or "")
+    assert root.get("tests") == str(len(gate_cases) + 3)
+    assert tasks.get("failures") == "1" and tasks.get("errors") == "1"
+
+
+def test_markdown_says_what_failed_and_why(store: Store) -> None:
+    base = {f"t{i}": "PPPPPP" for i in range(6)}
+    baseline = stored_run(store, base, k=[1, 3])
+    run = stored_run(store, {**base, "t3": "FFFFFF", "t4": "PPPPPF"}, k=[1, 3])
+    result = evaluate_gate(store, run, GateSpec(min={"reliability_score": 0.9}), baseline)
+    text = gate_markdown(result)
+    assert text.startswith("## ❌ toolproof gate failed: mini 1")
+    assert "conditions failed:**" in text
+    assert "- ❌ **reliability_score ≥ 0.9**: reliability_score = " in text
+    assert "- ❌ **pass@1: no significant drop > 0.03 vs baseline**" in text
+    assert "| `reliability_score` |" in text and "| ≥ 0.9 |" in text
+    assert "### Regressed tasks against" in text
+    assert "| t3 | 6/6 | 0/6 | -1.000 | 0.0312 | significant | state: wrong order |" in text
+    assert "| t4 | 6/6 | 5/6 | -0.167 | 1.0000 |  | state: wrong order |" in text
+    assert "### Tasks with failed trials (2)" in text
+
+    ok = evaluate_gate(store, baseline, GateSpec(min={"pass@1": 0.5}))
+    assert gate_markdown(ok).startswith("## ✅ toolproof gate passed")
+
+
+# ---------------------------------------------------------------- the command, on real runs
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str, str]:
+    """An oracle run (the model in production) and a scripted candidate that fails the
+    cancellation task, 6 trials each, of the mini suite; the suite gets a gate: section."""
+    root = tmp_path_factory.mktemp("gate")
+    suite_dir = mini_suite(root / "mini")
+    script = root / "half.yaml"
+    script.write_text(HALF, encoding="utf-8")
+    store = Store(str(root / "runs.db"))
+    suite = load_suite(suite_dir)
+
+    def run(agent: str) -> str:
+        request = RunRequest(agent=agent, trials=6, k=[1, 3])
+        return asyncio.run(run_suite(suite, request, store)).run_id
+
+    production, candidate = run("oracle"), run(f"scripted:{script}")
+    suite_file = suite_dir / "suite.yaml"
+    suite_file.write_text(suite_file.read_text() + GATE_SECTION)
+    return root, store.url, production, candidate
+
+
+def test_gate_command_blocks_a_regressed_candidate(real_runs: tuple[Path, str, str, str]) -> None:
+    root, url, production, candidate = real_runs
+    junit, markdown = root / "out" / "junit.xml", root / "out" / "gate.md"
+    result = toolproof_ci(
+        "gate",
+        candidate,
+        "--baseline",
+        production,
+        "--store",
+        url,
+        "--junit",
+        junit,
+        "--markdown",
+        markdown,
+        "--json",
+        root / "out" / "gate.json",
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL" in result.stdout and "pass@1 ≥ 0.9" in result.stdout
+    assert "gate failed" in result.stdout
+    text = markdown.read_text()
+    assert "| cancel | 6/6 | 0/6 | -1.000 | 0.0312 | significant | state:" in text
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert cases["cancel"].find("failure") is not None
+    assert cases["status"].find("failure") is None
+    assert cases["pass@1: no significant drop > 0.03 vs baseline"].find("failure") is not None
+
+    passed = invoke("gate", production, "--store", url, "--max", "loop_rate=0")
+    assert passed.code == 0, passed.stdout
+    assert "gate passed" in passed.stdout
+
+
+def test_gate_command_bad_input_exits_2(real_runs: tuple[Path, str, str, str]) -> None:
+    root, url, production, _ = real_runs
+    bad_flag = toolproof_ci("gate", production, "--store", url, "--min", "pass@1")
+    assert bad_flag.returncode == 2
+    assert "--min 'pass@1': expected METRIC=VALUE" in bad_flag.stderr
+    suite_dir = mini_suite(root / "broken", GATE_SECTION)
+    text = (suite_dir / "suite.yaml").read_text().replace("pass@1: 0.9", "pass@1: high")
+    (suite_dir / "suite.yaml").write_text(text)
+    line = text.splitlines().index("    pass@1: high") + 1
+    located = invoke("gate", production, "--store", url, "--suite", suite_dir)
+    assert located.code == 2
+    assert f"suite.yaml:{line}: gate.min.pass@1" in str(located.error)
+    unknown = invoke("gate", "nope", "--store", url, "--min", "pass@1=1")
+    assert unknown.code == 2 and "no run 'nope'" in str(unknown.error)
+
+
+@pytest.mark.skipif(
+    "gate" not in SuiteFile.model_fields, reason="spec.models.SuiteFile has no gate: field yet"
+)
+def test_a_suite_with_a_gate_section_runs_and_gates(tmp_path: Path) -> None:
+    suite_dir = mini_suite(tmp_path / "mini", GATE_SECTION)
+    assert load_suite(suite_dir).file.gate == suite_gate(suite_dir)  # type: ignore[attr-defined]
+    store = Store(str(tmp_path / "runs.db"))
+    request = RunRequest(agent="oracle", trials=3, k=[1, 3])
+    run_id = asyncio.run(run_suite(load_suite(suite_dir), request, store)).run_id
+    spec, sources, _ = resolve_spec(store.run(run_id), None, GateSpec())
+    assert sources == [f"{suite_dir.resolve() / 'suite.yaml'}: gate"]
+    assert evaluate_gate(store, run_id, spec).passed
+
+
+def test_a_run_without_trials_cannot_pass(store: Store) -> None:
+    empty = stored_run(store, {"t": ""})
+    full = stored_run(store, {"t": "PPP"})
+    result = evaluate_gate(store, empty, GateSpec(min={"pass@1": 0.5}))
+    assert [c.name for c in result.failed] == ["run has trials"]
+    against_empty = evaluate_gate(store, full, GateSpec(), empty)
+    assert [c.detail for c in against_empty.failed] == [
+        f"no trial of the run can be paired with one of baseline {empty}"
+    ]
