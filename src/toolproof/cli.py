@@ -17,6 +17,7 @@ from toolproof.commands_ci import compare, gate, verify
 from toolproof.errors import SuiteError, ToolproofError, UsageError
 from toolproof.gate import failures, ks_needed, parse_threshold
 from toolproof.metrics.summary import InfraPolicy
+from toolproof.models.registry import DEFAULT_MODEL
 from toolproof.report.html.command import report as report_command
 from toolproof.report.json import write_json
 from toolproof.report.terminal import RunProgress, summary_tables
@@ -228,6 +229,8 @@ def run(
     loaded = load_suite(suite)
     for threshold in fail_under or []:
         parse_threshold(threshold)
+    if agent is None and not model and not resume:
+        model = [DEFAULT_MODEL]
     request = RunRequest(
         agent=agent,
         models=list(model or []),

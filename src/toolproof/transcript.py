@@ -74,8 +74,21 @@ class EndEvent(BaseModel):
     detail: str = ""
 
 
+class CheckEvent(BaseModel):
+    """A final-state check run against a real system after the conversation, and its result."""
+
+    type: Literal["check"] = "check"
+    t: float
+    index: int = Field(description="Position of the check in the task's expect.check.")
+    name: str
+    passed: bool
+    message: str = ""
+    duration_s: float = 0.0
+
+
 Event = Annotated[
-    MessageEvent | ModelCallEvent | ToolCallEvent | EndEvent, Field(discriminator="type")
+    MessageEvent | ModelCallEvent | ToolCallEvent | EndEvent | CheckEvent,
+    Field(discriminator="type"),
 ]
 
 
@@ -93,6 +106,9 @@ class Transcript(BaseModel):
 
     def say(self, role: Literal["user", "assistant"], content: str) -> None:
         self.add(MessageEvent(t=self.now(), role=role, content=content))
+
+    def checks(self) -> list[CheckEvent]:
+        return [e for e in self.events if isinstance(e, CheckEvent)]
 
     def tool_calls(self) -> list[ToolCallEvent]:
         return [e for e in self.events if isinstance(e, ToolCallEvent)]

@@ -67,6 +67,8 @@ def test_retail_oracle_run_from_the_shell(tmp_path: Path) -> None:
             CLI,
             "run",
             str(RETAIL),
+            "--agent",
+            "oracle",
             "--trials",
             "2",
             "--k",

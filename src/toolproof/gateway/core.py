@@ -165,7 +165,9 @@ class Gateway:
                 return error_result(rule), rule.kind
             context = self.context
             if rule is not None and rule.kind == "stale" and self.conditions.stale_state:
-                context = ToolContext(World(self.conditions.stale_state), self.context.seed)
+                context = ToolContext(
+                    World(self.conditions.stale_state), self.context.seed, self.context.extras
+                )
             result = await binding.tool.call(args, context)
         finally:
             if rejected is None and self.conditions.load:

@@ -1,4 +1,9 @@
-"""Replaying a task's gold actions on a fresh world: the expected final state."""
+"""Replaying a task's gold actions on a fresh world: the expected final state.
+
+Only simulated (Python) tools are replayed: a task whose gold actions call real systems (MCP,
+OpenAPI) has no expected world hash, since those effects live outside the world; its `check`
+expectations verify the final state instead (the loader requires them).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ class GoldReplay:
 
     hash: str | None
     errors: list[str] = field(default_factory=list)
+    real_tools: list[str] = field(default_factory=list)
+    """The tools of real systems among the gold actions (no replay when there are any)."""
 
 
 async def replay_gold(suite: Suite, task: Task, seed: int = 0) -> GoldReplay:
@@ -22,6 +29,11 @@ async def replay_gold(suite: Suite, task: Task, seed: int = 0) -> GoldReplay:
     actions = task.spec.expect.actions
     if actions is None:
         return GoldReplay(hash=None)
+    real = sorted(
+        {a.tool for a in actions if a.tool in suite.tools and not suite.tools[a.tool].simulated}
+    )
+    if real:
+        return GoldReplay(hash=None, real_tools=real)
     world = World(suite.start_state(task))
     context = ToolContext(world=world, seed=seed)
     errors = []

@@ -1,4 +1,9 @@
-"""One trial: an isolated world, the gateway, the agent and the user, then the graders."""
+"""One trial: an isolated world, the gateway, the agent and the user, then the graders.
+
+A suite with real backends also gets the trial's environment around the conversation: a
+fresh trial_dir and the setup hook before it; the task's checks against the real systems
+after it (recorded in the transcript); then its servers stop and the teardown hook runs.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import time
 from datetime import UTC, datetime
 
 from toolproof.agents.base import AgentFactory, TrialContext
+from toolproof.backends import TrialEnvironment
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.graders import Verdict
@@ -35,7 +41,12 @@ async def run_trial(
     clock = time.perf_counter()
     transcript = Transcript()
     world = World(suite.start_state(task))
-    context = ToolContext(world=world, seed=spec.seed)
+    environment: TrialEnvironment | None = None
+    if suite.runtime is not None:
+        environment = suite.runtime.trial(task.id, spec.seed)
+    context = ToolContext(
+        world=world, seed=spec.seed, extras=environment.extras if environment else {}
+    )
     gateway = Gateway(suite.tools, context, transcript, conditions)
     agent = make_agent(
         TrialContext(
@@ -45,17 +56,29 @@ async def run_trial(
     user = make_user(task, transcript)
     ended, failure, infra = "user_done", "", ""
     message: str | None = user.opening()
+    closing = ""
     try:
-        while message is not None:
-            transcript.say("user", message)
-            reply = await agent.reply(message, gateway)
-            transcript.say("assistant", reply)
-            message = await user.respond(reply)
-    except AgentFailure as exc:
-        ended, failure = exc.code, str(exc)
-    except InfraError as exc:
-        ended, infra = "infra_error", str(exc)
-    transcript.add(EndEvent(t=transcript.now(), reason=ended, detail=failure or infra))
+        try:
+            if environment is not None:
+                await environment.open()
+            while message is not None:
+                transcript.say("user", message)
+                reply = await agent.reply(message, gateway)
+                transcript.say("assistant", reply)
+                message = await user.respond(reply)
+        except AgentFailure as exc:
+            ended, failure = exc.code, str(exc)
+        except InfraError as exc:
+            ended, infra = "infra_error", str(exc)
+        transcript.add(EndEvent(t=transcript.now(), reason=ended, detail=failure or infra))
+        if environment is not None and not infra:
+            for event in await environment.run_checks(task.spec.expect.check, transcript.now):
+                transcript.add(event)
+    finally:
+        if environment is not None:
+            closing = await environment.close()
+    if closing and not infra:
+        infra = f"after the trial: {closing}"
     verdicts: list[Verdict] = []
     outcome: Outcome = "infra_error"
     reason = infra

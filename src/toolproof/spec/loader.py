@@ -10,19 +10,22 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ValidationError
 
-from toolproof.errors import Problem, SuiteError
-from toolproof.spec.models import SuiteFile, TaskSpec
+from toolproof.errors import InfraError, Problem, SuiteError
+from toolproof.spec.models import MCPBackend, OpenAPIBackend, PythonBackend, SuiteFile, TaskSpec
 from toolproof.spec.suite import Suite, Task, ToolBinding
 from toolproof.spec.yamlload import LineDict, LineList, line_of, load_yaml
 from toolproof.tools.base import Tool, ToolSchema
 from toolproof.tools.python import tools_in
 from toolproof.world import freeze
+
+if TYPE_CHECKING:
+    from toolproof.backends import Runtime
 
 SUITE_FILE = "suite.yaml"
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".json.gz")
@@ -75,6 +78,8 @@ def _data_loc(data: Any, loc: tuple[int | str, ...]) -> list[int | str]:
             node = node[part]
         elif i < len(loc) - 1 or _is_union_tag(part):
             continue
+        elif isinstance(node, dict) and node.get("type") == part:
+            continue  # the tag of a discriminated union (a backend's type)
         kept.append(part)
     return kept
 
@@ -104,6 +109,10 @@ class _Loading:
         self.modules: dict[Path, ModuleType] = {}
         self.task_ids: dict[str, str] = {}
         self.task_files: set[Path] = set()
+        self.runtime: Runtime | None = None
+        self.runtime_failed = False
+        self.check_names: set[str] = set()
+        self.functions: dict[str, Callable[..., Any]] = {}
 
     def problem(self, path: Path | str, line: int | None, message: str) -> None:
         where = shown(path) if isinstance(path, Path) else path
@@ -165,16 +174,23 @@ def load_suite(path: str | Path) -> Suite:
         _load_tasks(loading, task_entries if isinstance(task_entries, list) else [], raw)
         raise SuiteError(loading.problems)
     file: SuiteFile = head
-    policy = _load_policy(loading, file, raw, suite_path)
-    tools = _load_tools(loading, file, raw, suite_path)
-    world = _load_world(loading, file, raw, suite_path)
-    tasks = _load_tasks(loading, task_entries if isinstance(task_entries, list) else [], raw)
-    for task in tasks:
-        _check_task(loading, task, tools, set(file.tools), world)
-    if not loading.problems:
-        _check_conditions(loading, file, raw, suite_path, tools)
-    if loading.problems:
-        raise SuiteError(loading.problems)
+    try:
+        policy = _load_policy(loading, file, raw, suite_path)
+        tools = _load_tools(loading, file, raw, suite_path)
+        world = _load_world(loading, file, raw, suite_path)
+        tasks = _load_tasks(loading, task_entries if isinstance(task_entries, list) else [], raw)
+        if any(task.spec.expect.check for task in tasks):
+            _runtime(loading, file, raw, suite_path)
+        for task in tasks:
+            _check_task(loading, task, tools, set(file.tools), world)
+        if not loading.problems:
+            _check_conditions(loading, file, raw, suite_path, tools)
+        if loading.problems:
+            raise SuiteError(loading.problems)
+    except BaseException:
+        if loading.runtime is not None:
+            loading.runtime.close()
+        raise
     digest = hashlib.sha256()
     for name in sorted(loading.files):
         digest.update(name.encode() + b"\0" + hashlib.sha256(loading.files[name]).digest())
@@ -187,6 +203,7 @@ def load_suite(path: str | Path) -> Suite:
         world=world,
         content_hash=digest.hexdigest(),
         warnings=loading.warnings,
+        runtime=loading.runtime,
     )
 
 
@@ -217,6 +234,9 @@ def _backend_tools(
 ) -> dict[str, dict[str, Tool]]:
     out: dict[str, dict[str, Tool]] = {}
     for name, backend in file.backends.items():
+        if not isinstance(backend, PythonBackend):
+            out[name] = _real_backend_tools(loading, file, raw, at, name)
+            continue
         line = line_of(raw, ["backends", name, "module"])
         module = loading.module(loading.root / backend.module, (at, line))
         found: dict[str, Tool] = {}
@@ -229,6 +249,163 @@ def _backend_tools(
                 )
         out[name] = found
     return out
+
+
+def _runtime(loading: _Loading, file: SuiteFile, raw: LineDict, at: Path) -> Runtime | None:
+    """The suite's live backends, made once: hooks resolved, services started. None when
+    their configuration has problems (reported)."""
+    if loading.runtime is not None or loading.runtime_failed:
+        return loading.runtime
+    from toolproof.backends import Runtime, template_problems, trial_names
+
+    loading.check_names = trial_names(file)
+    before = len(loading.problems)
+    for loc, message in template_problems(file):
+        loading.problem(at, line_of(raw, loc), message)
+    for hook_name in ("setup", "teardown"):
+        hook = getattr(file.hooks, hook_name)
+        if hook is not None and hook.python is not None:
+            line = line_of(raw, ["hooks", hook_name, "python"])
+            _function(loading, hook.python, set(), (at, line))
+    runtime = Runtime(loading.root, file, file.defaults.seed)
+    runtime.functions = loading.functions
+    if len(loading.problems) > before:
+        loading.runtime_failed = True
+        runtime.close()
+        return None
+    loading.runtime = runtime
+    try:
+        runtime.start_services()
+    except InfraError as exc:
+        failed = list(runtime.services)[-1]
+        loading.problem(at, line_of(raw, ["services", failed]), str(exc))
+        loading.runtime_failed = True
+        loading.runtime = None
+        runtime.close()
+        return None
+    return runtime
+
+
+def _function(
+    loading: _Loading,
+    ref: str,
+    args: set[str],
+    at: tuple[Path | str, int | None],
+) -> None:
+    """Resolve a 'file.py:function' hook or check (for the runtime's `functions`)."""
+    from toolproof.backends import signature_problem
+
+    if ref in loading.functions:
+        problem = signature_problem(loading.functions[ref], args)
+        if problem:
+            loading.problem(at[0], at[1], problem)
+        return
+    file_part, _, func_name = ref.partition(":")
+    if not func_name:
+        loading.problem(at[0], at[1], f"give 'file.py:function', got '{ref}'")
+        return
+    module = loading.module(loading.root / file_part, (Path(at[0]), at[1]))
+    if module is None:
+        return
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        loading.problem(at[0], at[1], f"no function '{func_name}' in {file_part}")
+        return
+    problem = signature_problem(func, args)
+    if problem:
+        loading.problem(at[0], at[1], problem)
+        return
+    loading.functions[ref] = func
+
+
+def _real_backend_tools(
+    loading: _Loading, file: SuiteFile, raw: LineDict, at: Path, name: str
+) -> dict[str, Tool]:
+    """The tools of an MCP or OpenAPI backend, discovered from the live system."""
+    backend = file.backends[name]
+    runtime = _runtime(loading, file, raw, at)
+    if runtime is None:
+        return {}
+    line = line_of(raw, ["backends", name])
+    if isinstance(backend, MCPBackend):
+        from toolproof.tools.mcp import MCPTool
+
+        try:
+            served = runtime.discover_mcp(name)
+        except InfraError as exc:
+            loading.problem(at, line, f"backend '{name}': {exc}")
+            return {}
+        blob = json.dumps([t.as_json() for t in served], sort_keys=True).encode()
+        loading.files[f"<backend {name}: tools/list>"] = blob
+        found: dict[str, Tool] = {
+            t.name: MCPTool(t, name, set(backend.bind), runtime) for t in served
+        }
+        for key in backend.bind:
+            if not any(key in (t.input_schema.get("properties") or {}) for t in served):
+                loading.warnings.append(f"backend '{name}': bind '{key}' matches no tool argument")
+        if not found:
+            loading.problem(at, line, f"backend '{name}': the server lists no tools")
+        return found
+    assert isinstance(backend, OpenAPIBackend)
+    from toolproof.backends import expand
+    from toolproof.tools.openapi import DocumentError, base_url_of, build_tools, parse_document
+
+    spec_line = line_of(raw, ["backends", name, "spec"])
+    try:
+        source, data = runtime.openapi_document(name)
+        document = parse_document(data)
+    except DocumentError as exc:
+        loading.problem(at, spec_line, f"backend '{name}': {exc}")
+        return {}
+    try:
+        loading.files[Path(source).resolve().relative_to(loading.root).as_posix()] = data
+    except ValueError:
+        loading.files[f"<backend {name}: {source}>"] = data
+    servers = [
+        s["url"] for s in document.get("servers") or [] if isinstance(s, dict) and "url" in s
+    ]
+    configured = expand(backend.base_url, runtime.variables) if backend.base_url else None
+    base_url = base_url_of(configured, servers, source)
+    if base_url is None:
+        loading.problem(
+            at, line, f"backend '{name}': give base_url (the document names no absolute server URL)"
+        )
+        return {}
+    tools, warnings = build_tools(document, base_url, runtime.channel(name))
+    loading.warnings.extend(f"backend '{name}': {w}" for w in warnings)
+    if not tools:
+        loading.problem(at, spec_line, f"backend '{name}': the document has no operations")
+    return {tool.name: tool for tool in tools}
+
+
+def _check_task_checks(
+    loading: _Loading, task: Task, tools: dict[str, ToolBinding], at: Callable[..., int | None]
+) -> None:
+    """A task's `check`s must be runnable, and gold actions on real systems need them."""
+    from toolproof.backends import template_problem
+
+    expect = task.spec.expect
+    for i, check in enumerate(expect.check):
+        line = at("expect", "check", i)
+        if check.python is not None:
+            _function(loading, check.python, set(check.args), (task.source, line))
+            continue
+        problem = template_problem(check.command, loading.check_names) or template_problem(
+            check.cwd, loading.check_names
+        )
+        if problem:
+            loading.problem(task.source, line, problem)
+    real = sorted(
+        {a.tool for a in expect.actions or [] if a.tool in tools and not tools[a.tool].simulated}
+    )
+    if real and not expect.check:
+        loading.problem(
+            task.source,
+            at("expect", "actions"),
+            f"task '{task.id}': its gold actions call tools of real systems "
+            f"({', '.join(real)}), whose effects the world hash cannot see; give `check` "
+            "expectations that verify the final state (a task that cannot fail proves nothing)",
+        )
 
 
 def _load_tools(
@@ -284,6 +461,7 @@ def _load_tools(
             weight=entry.weight,
             write=tool.write if entry.write is None else entry.write,
             backend=backend,
+            simulated=getattr(tool, "simulated", True),
         )
     return bindings
 
@@ -486,6 +664,7 @@ def _check_task(
                             at("expect", group, i, "args", arg),
                             f"{call.tool} has no argument '{arg}'",
                         )
+    _check_task_checks(loading, task, tools, at)
     for key in spec.initial_state:
         if key not in world:
             loading.problem(

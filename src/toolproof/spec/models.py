@@ -17,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from toolproof.gating import GateSpec
 from toolproof.models.base import ModelSettings
 from toolproof.models.pricing import Price
 from toolproof.spec.conditions import DriftTransform, FaultsSpec, LoadSpec, ScoreSpec
@@ -40,7 +41,97 @@ class PythonBackend(Strict):
     module: str = Field(description="Python file, relative to the suite folder.")
 
 
-Backend = PythonBackend
+class MCPBackend(Strict):
+    """An MCP server: a command spoken to over stdio, or a streamable HTTP endpoint."""
+
+    type: Literal["mcp"]
+    command: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="Program and arguments of a stdio server; 'python' is toolproof's Python.",
+    )
+    url: str | None = Field(None, description="Streamable HTTP endpoint, like http://host/mcp.")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="HTTP headers (url only); ${ENV} is expanded."
+    )
+    env: list[str] | None = Field(
+        None, description="Environment variables passed on to a stdio server (an allow-list)."
+    )
+    set_env: dict[str, str] = Field(
+        default_factory=dict, description="Environment variables set for a stdio server."
+    )
+    cwd: str | None = Field(None, description="Working folder of a stdio server.")
+    per_trial: bool = Field(
+        False, description="A fresh server for every trial (stdio only), in its trial_dir."
+    )
+    bind: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Arguments toolproof fills in on every call, hidden from the agent.",
+    )
+    start_timeout_s: float = Field(60.0, gt=0)
+    call_timeout_s: float = Field(120.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> MCPBackend:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
+        if self.url is not None and (self.env is not None or self.set_env or self.cwd):
+            raise ValueError("env, set_env and cwd are for stdio servers (command)")
+        if self.command is not None and self.headers:
+            raise ValueError("headers are for HTTP servers (url)")
+        if self.per_trial and self.command is None:
+            raise ValueError("per_trial needs a stdio server (command)")
+        return self
+
+
+class OpenAPIBackend(Strict):
+    """An HTTP service described by an OpenAPI 3 document: each operation is a tool."""
+
+    type: Literal["openapi"]
+    spec: str = Field(description="OpenAPI document: a file of the suite, or an http(s) URL.")
+    base_url: str | None = Field(None, description="Defaults to the document's first server.")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Sent with every call (auth); ${ENV} is expanded."
+    )
+    timeout_s: float = Field(30.0, gt=0)
+
+
+Backend = Annotated[PythonBackend | MCPBackend | OpenAPIBackend, Field(discriminator="type")]
+
+
+class HookSpec(Strict):
+    """A step run for every trial: a Python function or a command."""
+
+    python: str | None = Field(None, description="'file.py:function'.")
+    command: list[str] | None = Field(None, min_length=1)
+    timeout_s: float = Field(60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> HookSpec:
+        if (self.python is None) == (self.command is None):
+            raise ValueError("give exactly one of 'python' or 'command'")
+        return self
+
+
+class Hooks(Strict):
+    """Per-trial steps around the conversation, each in the trial's fresh trial_dir."""
+
+    setup: HookSpec | None = Field(None, description="Before the trial (build its state).")
+    teardown: HookSpec | None = Field(None, description="After the trial and its checks.")
+
+
+class ServiceSpec(Strict):
+    """A local service started on 127.0.0.1 before the run and stopped after it."""
+
+    command: list[str] = Field(min_length=1, description="'{port}' is the service's port.")
+    cwd: str | None = Field(None, description="Working folder, relative to the suite.")
+    port: int | None = Field(None, ge=1, le=65535, description="Default: a free port.")
+    ready: str | None = Field(
+        None, description="URL or path polled until it answers; default: the port accepts."
+    )
+    env: list[str] | None = Field(None, description="Environment variables passed on.")
+    set_env: dict[str, str] = Field(default_factory=dict)
+    start_timeout_s: float = Field(30.0, gt=0)
 
 
 class ToolEntry(Strict):
@@ -113,7 +204,11 @@ class SuiteFile(Strict):
         default_factory=list, description="Checks applied to every task's transcript."
     )
     world: WorldSpec = Field(default_factory=WorldSpec)
+    services: dict[str, ServiceSpec] = Field(
+        default_factory=dict, description="Local services started before the run."
+    )
     backends: dict[str, Backend]
+    hooks: Hooks = Field(default_factory=Hooks)
     tools: dict[str, ToolEntry]
     tasks: list[str | TaskSpec] = Field(
         description="Task files (globs allowed) or inline tasks, in order."
@@ -131,6 +226,9 @@ class SuiteFile(Strict):
     )
     load: LoadSpec | None = None
     score: ScoreSpec = Field(default_factory=ScoreSpec)
+    gate: GateSpec | None = Field(
+        None, description="What a run must show before its model may ship (toolproof gate)."
+    )
 
 
 # ---------------------------------------------------------------- tasks
@@ -240,6 +338,37 @@ class StateCheck(Strict):
         raise AssertionError("validated to have one check")
 
 
+class CheckSpec(Strict):
+    """A final-state check against a real system, run after the conversation."""
+
+    name: str | None = Field(None, description="How the check is reported.")
+    python: str | None = Field(None, description="'file.py:function'.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments.")
+    command: list[str] | None = Field(None, min_length=1)
+    cwd: str | None = Field(None, description="Working folder of a command (default trial_dir).")
+    expect_exit: int = Field(0, description="The exit status a command must end with.")
+    stdout: str | None = Field(None, description="A command's output must equal this (trimmed).")
+    stdout_contains: str | None = None
+    timeout_s: float = Field(60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> CheckSpec:
+        if (self.python is None) == (self.command is None):
+            raise ValueError("give exactly one of 'python' or 'command'")
+        command_only = self.model_fields_set & {"cwd", "expect_exit", "stdout", "stdout_contains"}
+        if self.python is not None and command_only:
+            raise ValueError(f"{', '.join(sorted(command_only))}: only for command checks")
+        if self.command is not None and self.args:
+            raise ValueError("args are for python checks")
+        return self
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        return self.python or " ".join(self.command or [])
+
+
 class Expectations(Strict):
     """What must hold at the end of a trial. Every given expectation must hold to pass."""
 
@@ -256,10 +385,14 @@ class Expectations(Strict):
     must_not_say: list[str] = Field(default_factory=list)
     max_tool_calls: int | None = Field(None, ge=0)
     max_turns: int | None = Field(None, ge=1)
+    check: list[CheckSpec] = Field(
+        default_factory=list, description="Final-state checks against the real systems."
+    )
 
     def is_empty(self) -> bool:
         return (
             self.actions is None
+            and not self.check
             and not self.state
             and not self.calls
             and not self.forbidden_calls

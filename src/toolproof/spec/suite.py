@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from toolproof.errors import UsageError
 from toolproof.spec.models import SuiteFile, TaskSpec
 from toolproof.spec.yamlload import LineDict
 from toolproof.tools.base import Tool, ToolSchema
 from toolproof.world import FrozenDict, World
+
+if TYPE_CHECKING:
+    from toolproof.backends import Runtime
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,8 @@ class ToolBinding:
     weight: float | None
     write: bool
     backend: str
+    simulated: bool = True
+    """False for tools of real systems (MCP, OpenAPI): the world hash cannot see their effects."""
 
 
 @dataclass(frozen=True)
@@ -53,10 +59,28 @@ class Suite:
     content_hash: str
     warnings: list[str] = field(default_factory=list)
     _starts: dict[str, FrozenDict] = field(default_factory=dict, repr=False)
+    runtime: Runtime | None = field(default=None, repr=False)
+    """Live backends, services, hooks and checks; None for a suite of Python tools only."""
 
     @property
     def name(self) -> str:
         return self.file.name
+
+    def close(self) -> None:
+        """Stop what the suite started (servers, services); load it again to use them."""
+        if self.runtime is not None:
+            self.runtime.close()
+
+    def __enter__(self) -> Suite:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
     def task(self, task_id: str) -> Task:
         for task in self.tasks:

@@ -1,0 +1,28 @@
+"""Check graders: the final-state checks a trial ran against real systems, as verdicts.
+
+The trial runs each `expect.check` after the conversation and records its result in the
+transcript (`CheckEvent`); this grader only reads those records, so re-grading needs no
+live system. A check that was not recorded (the trial ended in an infrastructure error, or
+the check was added to the task later) fails.
+"""
+
+from __future__ import annotations
+
+from toolproof.graders.base import Evidence, Verdict
+from toolproof.spec.models import Expectations
+
+
+def grade_checks(expect: Expectations, evidence: Evidence) -> list[Verdict]:
+    recorded = {(e.index, e.name): e for e in evidence.transcript.checks()}
+    verdicts = []
+    for index, check in enumerate(expect.check):
+        event = recorded.get((index, check.label))
+        if event is None:
+            verdicts.append(Verdict(grader="check", passed=False, reason=f"{check.label}: not run"))
+        else:
+            verdicts.append(
+                Verdict(
+                    grader="check", passed=event.passed, reason=f"{check.label}: {event.message}"
+                )
+            )
+    return verdicts
