@@ -6,7 +6,7 @@ Pure: it reads stored trial rows and task metadata, never an agent.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from toolproof.errors import MetricError
@@ -129,6 +129,11 @@ def summarize_model(
         if 1 not in levels and clean is not None:
             levels[1] = clean
         conditions["load"] = completion_under_load(levels, max(levels))
+    conditions["recovery_by_task"] = _pooled_by(rows, lambda row: [row["task_id"]])
+    tiers = {m.task_id: sorted({t for t, _ in m.tools.values()}) for m in metas}
+    conditions["recovery_by_tier"] = _pooled_by(
+        rows, lambda row: [str(t) for t in tiers.get(row["task_id"], [])]
+    )
     out["conditions"] = conditions
     config = dict(score or {})
     k = config.get("k") or max(ks)
@@ -160,6 +165,21 @@ DEFAULT_WEIGHTS = {
     "drift_robustness": 0.1,
 }
 _NO_STATS: Mapping[str, Any] = {"failed": {}, "recovered": {}, "looped": False, "faulted": False}
+
+
+def _pooled_by(
+    rows: Sequence[Mapping[str, Any]], keys: Callable[[Mapping[str, Any]], list[str]]
+) -> dict[str, dict[str, Any]]:
+    """recovery_rate, loop_rate and corrective_action per group (task, or tier of its tools)."""
+    groups: dict[str, list[tuple[str, Mapping[str, Any]]]] = defaultdict(list)
+    for row in rows:
+        for key in keys(row):
+            groups[key].append((row["outcome"], row.get("conditions") or _NO_STATS))
+    names = ("recovery_rate", "loop_rate", "corrective_action", "failed_calls")
+    return {
+        key: {name: value for name, value in pool(group).items() if name in names}
+        for key, group in sorted(groups.items())
+    }
 
 
 def _pass_rate(rows: Sequence[Mapping[str, Any]], infra: InfraPolicy) -> float:
