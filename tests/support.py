@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 MINI_TOOLS = '''
@@ -85,3 +87,36 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
     return root
+
+
+SPEC_FIXTURE = Path(__file__).parent / "spec" / "fixtures" / "mini"
+SOUND = (SPEC_FIXTURE / "suite.yaml").read_text(encoding="utf-8")
+
+
+def make_suite(root: Path, files: Mapping[str, str | None] | None = None) -> Path:
+    """The mini suite of spec/fixtures in `root`, with `files` (name -> text) written over it;
+    None deletes."""
+    root.mkdir(parents=True, exist_ok=True)
+    for source in SPEC_FIXTURE.iterdir():
+        if source.is_file():
+            shutil.copy(source, root / source.name)
+    for name, text in (files or {}).items():
+        path = root / name
+        if text is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    return root
+
+
+def edit(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, f"{old!r} is not in the text exactly once"
+    return text.replace(old, new)
+
+
+def line_with(text: str, needle: str) -> int:
+    """The 1-based line of the one line of `text` that contains `needle`."""
+    found = [n for n, line in enumerate(text.splitlines(), start=1) if needle in line]
+    assert len(found) == 1, f"{needle!r} is on lines {found}"
+    return found[0]

@@ -9,43 +9,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import SOUND, SPEC_FIXTURE, line_with, make_suite
 
 from toolproof.store.journal import Store
 
 CLI = Path(sys.executable).parent / "toolproof"
-FIXTURE = Path(__file__).parent / "spec" / "fixtures" / "mini"
-SOUND = (FIXTURE / "suite.yaml").read_text(encoding="utf-8")
+FIXTURE = SPEC_FIXTURE
 RUN_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")
-
-
-def make_suite(root: Path, files: Mapping[str, str | None] | None = None) -> Path:
-    """The mini suite in `root`, with `files` (name -> text) written over it; None deletes."""
-    root.mkdir(parents=True, exist_ok=True)
-    for source in FIXTURE.iterdir():
-        if source.is_file():
-            shutil.copy(source, root / source.name)
-    for name, text in (files or {}).items():
-        path = root / name
-        if text is None:
-            path.unlink()
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    return root
-
-
-def line_with(text: str, needle: str) -> int:
-    found = [n for n, line in enumerate(text.splitlines(), start=1) if needle in line]
-    assert len(found) == 1, f"{needle!r} is on lines {found}"
-    return found[0]
 
 
 def toolproof(*args: str | Path, cwd: Path, columns: int = 200) -> subprocess.CompletedProcess[str]:

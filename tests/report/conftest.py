@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import MINI_TOOLS
 
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.loader import load_suite
@@ -40,36 +41,7 @@ REASON_PAYLOAD = (
     "</script><svg onload=\"document.documentElement.setAttribute('data-pwned','svg')\">"
 )
 
-TOOLS = '''
-from toolproof.tools import ToolError, tool
-from toolproof.world import World
-
-
-@tool
-def get_order(world: World, order_id: str) -> dict:
-    """Look up an order.
-
-    Args:
-        order_id: The order id.
-    """
-    if order_id not in world["orders"]:
-        raise ToolError(f"no order {order_id}", kind="not_found")
-    return world["orders"][order_id]
-
-
-@tool(write=True)
-def cancel_order(world: World, order_id: str) -> dict:
-    """Cancel an order that has not shipped.
-
-    Args:
-        order_id: The order id.
-    """
-    order = world["orders"][order_id]
-    if order["status"] != "pending":
-        raise ToolError(f"order {order_id} is {order['status']}", kind="invalid_state")
-    order["status"] = "cancelled"
-    return order
-'''
+TOOLS = MINI_TOOLS
 
 SUITE = """
 name: shop

@@ -4,40 +4,17 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from support import SOUND, SPEC_FIXTURE, edit, make_suite
 
 from toolproof.errors import UsageError
 from toolproof.spec.loader import load_suite
 
-FIXTURE = Path(__file__).parent / "fixtures" / "mini"
-SOUND = (FIXTURE / "suite.yaml").read_text(encoding="utf-8")
+FIXTURE = SPEC_FIXTURE
 TOOLS = (FIXTURE / "tools.py").read_text(encoding="utf-8")
-
-
-def make_suite(root: Path, files: Mapping[str, str | None] | None = None) -> Path:
-    """The mini suite in `root`, with `files` (name -> text) written over it; None deletes."""
-    root.mkdir(parents=True, exist_ok=True)
-    for source in FIXTURE.iterdir():
-        if source.is_file():
-            shutil.copy(source, root / source.name)
-    for name, text in (files or {}).items():
-        path = root / name
-        if text is None:
-            path.unlink()
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    return root
-
-
-def edit(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1, f"{old!r} is not in the text exactly once"
-    return text.replace(old, new)
 
 
 def only_tasks(entries: str) -> str:

@@ -11,48 +11,20 @@ text under test edited in; expected lines are counted in that text.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from support import SOUND, SPEC_FIXTURE, edit, line_with, make_suite
 
 from toolproof.errors import Problem, SuiteError
 from toolproof.spec.loader import load_suite
 
-FIXTURE = Path(__file__).parent / "fixtures" / "mini"
-SOUND = (FIXTURE / "suite.yaml").read_text(encoding="utf-8")
+FIXTURE = SPEC_FIXTURE
 TOOLS = (FIXTURE / "tools.py").read_text(encoding="utf-8")
 CLI = Path(sys.executable).parent / "toolproof"
-
-
-def make_suite(root: Path, files: Mapping[str, str | None] | None = None) -> Path:
-    """The mini suite in `root`, with `files` (name -> text) written over it; None deletes."""
-    for source in FIXTURE.iterdir():
-        if source.is_file():
-            shutil.copy(source, root / source.name)
-    for name, text in (files or {}).items():
-        path = root / name
-        if text is None:
-            path.unlink()
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    return root
-
-
-def edit(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1, f"{old!r} is not in the text exactly once"
-    return text.replace(old, new)
-
-
-def line_with(text: str, needle: str) -> int:
-    """The 1-based line of the one line of `text` that contains `needle`."""
-    found = [n for n, line in enumerate(text.splitlines(), start=1) if needle in line]
-    assert len(found) == 1, f"{needle!r} is on lines {found}"
-    return found[0]
 
 
 def problems_of(root: Path) -> list[Problem]:
