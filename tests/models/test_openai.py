@@ -294,6 +294,20 @@ def test_settings_become_request_parameters() -> None:
     assert set(body) == {"model", "messages", "tools", "tool_choice"}
 
 
+def test_a_compatible_server_gets_tool_choice_auto_by_default() -> None:
+    # OpenAI assumes "auto"; llama-cpp-python's server never calls a tool unless it is sent.
+    provider = Provider("tool_call", "tool_call", "tool_call")
+    openai_client = provider.client()
+    generate(openai_client, [Message(role="user", content="W1?")])
+    assert "tool_choice" not in provider.bodies[0]
+    compatible = provider.client(base_url="http://127.0.0.1:9/v1", provider="openai-compatible")
+    generate(compatible, [Message(role="user", content="W1?")])
+    assert provider.bodies[1]["tool_choice"] == "auto"
+    compatible.settings = ModelSettings(tool_choice="none")
+    generate(compatible, [Message(role="user", content="W1?")])
+    assert provider.bodies[2]["tool_choice"] == "none"
+
+
 @pytest.mark.parametrize(
     ("name", "status", "retryable", "retry_after", "words"),
     [

@@ -4,7 +4,9 @@ Our messages map to the wire format one to one: an assistant Message becomes an 
 message with `tool_calls` (arguments as JSON text), a `tool` Message a tool message with its
 `tool_call_id`. Requests are never streamed, and an assistant message always carries a string
 `content` ("" rather than null): llama.cpp's server rejects the one and returns no chunks for
-the other. The SDK's own retries are off; `RetryingClient` retries.
+the other. With tools and no tool_choice set, a compatible server is sent tool_choice "auto"
+(what OpenAI assumes; llama-cpp-python's server otherwise never calls a tool). The SDK's own
+retries are off; `RetryingClient` retries.
 
 Errors become `ProviderError` (429, 5xx, overload, timeouts and connection errors are
 retryable), except a context window overflow, which is the agent's: `ContextOverflow`.
@@ -15,11 +17,10 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx2
 import openai
-from openai import Omit, omit
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionFunctionToolParam,
@@ -57,8 +58,6 @@ _OVERFLOW_CODES = {
 # 429s that no wait will cure.
 _QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached"}
 
-T = TypeVar("T")
-
 
 class OpenAIChatClient(ModelClient):
     """A model behind an OpenAI-style /chat/completions endpoint."""
@@ -95,22 +94,13 @@ class OpenAIChatClient(ModelClient):
             raise UsageError(f"{self.name}: {exc}") from None
 
     async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
-        s = self.settings
-        # OpenAI's reasoning models take only the newer name of the limit; other servers the older.
-        limit = _given(s.max_tokens)
         started = time.perf_counter()
         try:
-            completion = await self.client.chat.completions.create(
-                model=self.model,
-                messages=[self._message(m) for m in messages],
-                tools=[_tool(t) for t in tools] if tools else omit,
-                tool_choice=_tool_choice(s.tool_choice) if tools and s.tool_choice else omit,
-                parallel_tool_calls=_given(s.parallel_tool_calls) if tools else omit,
-                temperature=_given(s.temperature),
-                max_tokens=limit if self.compatible else omit,
-                max_completion_tokens=omit if self.compatible else limit,
-                seed=_given(s.seed),
-                extra_body=s.extra or None,
+            completion = await self.client.post(
+                "/chat/completions",
+                body=self.request(messages, tools),
+                cast_to=ChatCompletion,
+                options={"security": {"bearer_auth": True}},
             )
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from exc
@@ -122,6 +112,36 @@ class OpenAIChatClient(ModelClient):
             raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
         latency = time.perf_counter() - started
         return _response(completion, latency)
+
+    def request(self, messages: list[Message], tools: list[ToolSchema]) -> dict[str, Any]:
+        """The request body, in the wire format.
+
+        It is posted as it is: the SDK's typed `create` first walks every value of its
+        arguments (each tool's JSON Schema included) to apply aliases and formats that chat
+        requests do not use, which costs ~10 ms a call with 17 tools (bench/adapter.py).
+        """
+        s = self.settings
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [self._message(m) for m in messages],
+        }
+        if tools:
+            body["tools"] = [_tool(t) for t in tools]
+            # OpenAI assumes "auto"; llama-cpp-python's server never calls a tool without it.
+            choice = s.tool_choice or ("auto" if self.compatible else None)
+            if choice:
+                body["tool_choice"] = _tool_choice(choice)
+            if s.parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = s.parallel_tool_calls
+        if s.temperature is not None:
+            body["temperature"] = s.temperature
+        if s.max_tokens is not None:
+            # OpenAI's reasoning models take only the newer name of the limit; others the older.
+            body["max_tokens" if self.compatible else "max_completion_tokens"] = s.max_tokens
+        if s.seed is not None:
+            body["seed"] = s.seed
+        body.update(s.extra)
+        return body
 
     def _message(self, message: Message) -> ChatCompletionMessageParam:
         if message.role == "system":
@@ -176,10 +196,6 @@ class OpenAIChatClient(ModelClient):
         return ProviderError(
             f"HTTP {status}: {text}", status=status, retryable=retryable, retry_after=retry_after
         )
-
-
-def _given(value: T | None) -> T | Omit:
-    return omit if value is None else value
 
 
 def _tool(tool: ToolSchema) -> ChatCompletionFunctionToolParam:

@@ -39,7 +39,7 @@ class ModelChoice:
     @property
     def identity(self) -> str:
         """The name plus a hash of the settings that change its behaviour."""
-        settings = self.entry.model_dump(exclude={"headers", "api_key_env", "max_concurrency"})
+        settings = self.entry.model_dump(exclude={"headers", "api_key_env", "max_concurrency", "n_threads"})
         blob = json.dumps(settings, sort_keys=True, default=str).encode()
         return f"{self.name}#{hashlib.sha256(blob).hexdigest()[:12]}"
 
@@ -92,6 +92,17 @@ def api_key(choice: ModelChoice, config: Config) -> str | None:
     return None
 
 
+def local_model_path(model: str) -> str | None:
+    """`local/smollm2` is the bundled model; `local/PATH.gguf` any GGUF file."""
+    if model == "smollm2":
+        return None
+    if model.endswith(".gguf"):
+        return os.path.expanduser(model)
+    raise UsageError(
+        f"--model local/{model}: local models are local/smollm2 (bundled) or local/PATH.gguf"
+    )
+
+
 def build_client(choice: ModelChoice, config: Config, prices: PriceTable) -> ModelClient:
     """The client for a model: the provider adapter, retries, prompted calls, prices."""
     key = api_key(choice, config)
@@ -103,7 +114,13 @@ def build_client(choice: ModelChoice, config: Config, prices: PriceTable) -> Mod
     if choice.provider == "local":
         from toolproof.models.local import LocalLlamaClient
 
-        client = LocalLlamaClient(name=choice.name, settings=settings)
+        client = LocalLlamaClient(
+            local_model_path(choice.model),
+            name=choice.name,
+            settings=settings,
+            n_threads=entry.n_threads or 2,
+            n_ctx=entry.n_ctx or 8192,
+        )
     else:
         from toolproof.models.retry import AdaptiveLimiter, RetryingClient
 

@@ -188,6 +188,12 @@ class ModelEntry(ModelSettings):
         False, description="Describe tools in the prompt, parse calls from text."
     )
     max_concurrency: int = Field(16, ge=1, description="Starting limit of calls in flight.")
+    n_threads: int | None = Field(
+        None, ge=1, description="CPU threads for a local model (default: 2, at most the CPUs)."
+    )
+    n_ctx: int | None = Field(
+        None, ge=256, description="Context window in tokens of a local model (default 8192)."
+    )
 
 
 PolicyRule = Literal["confirm_before_write"]
