@@ -1,4 +1,4 @@
-"""The data steward's tools: Salesforce, HubSpot, the in-house API, and the master-data hub.
+"""The data steward's simulated tools: Salesforce, HubSpot and the master-data hub.
 
 Each tool stands for a service a revenue-operations team consolidating its customer data
 really calls:
@@ -6,11 +6,12 @@ really calls:
 - Salesforce (REST API, OAuth token that expires: `sf_refresh_token`): accounts, contacts,
   opportunities, and its own merge and delete operations
 - HubSpot (CRM v3 API): companies, contacts with marketing consent, deals, contact merge
-- the in-house support and billing API ("CUSTDB"): terse field names, upper-case values,
-  loosely typed parameters that its own documentation only half describes, dates in
-  whatever format each form wrote them
 - the master-data hub: a duplicate matcher, and the golden records it keeps (`merge_contacts`
-  and `rollup_account` write them)
+  and `rollup_account` write them). Like real hubs it works from its nightly extract of each
+  source; for the in-house system that is the world's `inhouse`, which nothing here changes
+
+The in-house support and billing API ("CUSTDB") is not simulated: it is a real HTTP service
+(`custdb/app.py`), and its tools come from its API document (`custdb/openapi.yaml`).
 
 The services do what they are told. Salesforce deletes an account with open opportunities
 (and the opportunities with it), the hub builds a golden record from whichever source the
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import date
 from typing import Any, Literal
 
 from toolproof.tools import ToolError, tool
@@ -635,89 +635,6 @@ def hs_merge_contacts(world: World, primary_id: str, secondary_id: str) -> Any:
     secondary["archived"] = True
     secondary["merged_into"] = pid
     return {"id": pid, "mergedObjectIds": [sid], **_hs_view(pid, primary)}
-
-
-# ---------------------------------------------------------------- in-house API
-
-
-@tool
-def inhouse_search(
-    world: World, q: str | int, by: str | None = None, limit: int | str | None = None
-) -> Any:
-    """Search customers in CUSTDB.
-
-    Args:
-        q: search string
-    """
-    text = str(q).strip().casefold()
-    if not text:
-        raise ToolError("ERR 400: q required", kind="invalid_request")
-    field = (by or "any").strip().lower()
-    if field not in ("any", "name", "dom", "domain", "email", "e_mail", "id"):
-        raise ToolError(f"ERR 400: bad by={by}", kind="invalid_request")
-    try:
-        cap = int(limit) if limit is not None else 10
-    except ValueError:
-        raise ToolError(f"ERR 400: bad limit={limit}", kind="invalid_request") from None
-    rows = []
-    for cust_id, c in world["inhouse"]["customers"].items():
-        hits = [
-            ct["cid"]
-            for ct in c["ctcts"]
-            if field in ("any", "email", "e_mail")
-            and (
-                text in ct["e_mail"].casefold() or (field == "any" and text in ct["nm"].casefold())
-            )
-        ]
-        matched = (
-            (field in ("any", "name") and text in c["cust_nm"].casefold())
-            or (field in ("any", "dom", "domain") and text in c["dom"])
-            or (field == "id" and text == cust_id)
-            or bool(hits)
-        )
-        if matched:
-            rows.append(
-                {
-                    "cust_id": int(cust_id),
-                    "cust_nm": c["cust_nm"],
-                    "dom": c["dom"],
-                    "tel": c["tel"],
-                    "upd": c["upd"],
-                    "hits": hits,
-                }
-            )
-    return {"n": len(rows), "rows": rows[:cap]}
-
-
-@tool
-def inhouse_get_customer(world: World, id: str | int) -> Any:
-    """Get one customer record from CUSTDB, with contacts (ctcts).
-
-    Args:
-        id: cust id
-    """
-    cust_id, customer = _ih_customer(world, id)
-    return {"cust_id": int(cust_id), **customer}
-
-
-@tool(write=True)
-def inhouse_update_contact(
-    world: World, cid: str, e_mail: str | None = None, tel: str | None = None
-) -> Any:
-    """Update a CUSTDB contact.
-
-    Args:
-        cid: contact id (NNNNN-N)
-    """
-    key, contact, _ = _ih_contact(world, cid)
-    if e_mail is None and tel is None:
-        raise ToolError("ERR 400: nothing to update", kind="invalid_request")
-    if e_mail is not None:
-        contact["e_mail"] = _email(e_mail)
-    if tel is not None:
-        contact["tel"] = _e164(tel)[2:]
-    contact["upd"] = date.fromisoformat(_today(world)).strftime("%m/%d/%Y")
-    return {"ok": 1, "cid": key, **contact}
 
 
 # ---------------------------------------------------------------- master-data hub

@@ -7,7 +7,9 @@ systems that know them, the way years of separate tools leave them:
   some people and some accounts entered twice
 - HubSpot (marketing): companies, contacts with marketing consent, deals; some people twice
 - the in-house support and billing API: customers with contacts, upper-case names, terse
-  field names, and dates in whatever format the form of the day used
+  field names, and dates in whatever format the form of the day used. The world keeps
+  them as the hub's extract; the live system is the CUSTDB service (`custdb/app.py`),
+  whose tenants are seeded from this same function
 - the master-data hub (`mdm`): golden records, empty at the start
 
 Each system holds a version of each record: current, or one from before the person changed

@@ -63,9 +63,10 @@ T = TypeVar("T")
 TRIAL_KEY = "toolproof.trial"
 """Where a trial's environment is found in `ToolContext.extras`."""
 
-INJECTABLE = ("trial_dir", "seed", "task", "suite_dir", "services")
-"""Parameters a hook or check function may declare to receive them (`services`: the base
-URL of each of the suite's services, by name)."""
+INJECTABLE = ("trial_dir", "trial_id", "seed", "task", "suite_dir", "services")
+"""Parameters a hook or check function may declare to receive them (`trial_id`: a name
+unique to the trial among those running, for a tenant of a shared service; `services`: the
+base URL of each of the suite's services, by name)."""
 
 BASE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 """What a stdio MCP server or a service always gets (the MCP SDK passes the same set)."""
@@ -83,7 +84,8 @@ _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 RUN_NAMES = frozenset({"suite_dir", "python"})
-TRIAL_NAMES = RUN_NAMES | {"trial_dir", "seed", "task"}
+TRIAL_NAMES = RUN_NAMES | {"trial_dir", "trial_id", "seed", "task"}
+TRIAL_PREFIX = "toolproof-trial-"
 
 
 class PlaceholderError(ValueError):
@@ -122,6 +124,11 @@ def expand_value(value: Any, variables: Mapping[str, str]) -> Any:
     if isinstance(value, dict):
         return {k: expand_value(v, variables) for k, v in value.items()}
     return value
+
+
+def placeholders(text: str) -> set[str]:
+    """The `{name}`s a configured string uses."""
+    return {match.group(1) for match in _PLACEHOLDER.finditer(text)}
 
 
 def template_problem(value: Any, allowed: frozenset[str] | set[str]) -> str | None:
@@ -173,8 +180,9 @@ def template_problems(file: SuiteFile) -> list[tuple[list[str | int], str]]:
                 check(["backends", name, key], getattr(backend, key), run)
             check(["backends", name, "bind"], backend.bind, trial)
         elif isinstance(backend, OpenAPIBackend):
-            for key in ("spec", "base_url", "headers"):
+            for key in ("spec", "base_url"):
                 check(["backends", name, key], getattr(backend, key), run)
+            check(["backends", name, "headers"], backend.headers, trial)
     for hook_name in ("setup", "teardown"):
         hook = getattr(file.hooks, hook_name)
         if hook is not None and hook.command:
@@ -596,11 +604,7 @@ class Runtime:
             raise InfraError(
                 f"backend '{backend}' has a server per trial: call its tools inside a trial"
             )
-        variables = trial.variables if trial is not None else self.variables
-        try:
-            bound = {k: expand_value(spec.bind[k], variables) for k in inject}
-        except PlaceholderError as exc:
-            raise InfraError(f"backend '{backend}': bind: {exc} (outside a trial)") from None
+        bound = {k: self.for_call(backend, "bind", spec.bind[k], context) for k in inject}
         payload = {**arguments, **bound}
         if trial is not None and spec.per_trial:
             return await self.host.run(trial._call(backend, tool, payload))
@@ -610,16 +614,45 @@ class Runtime:
         connection = await self._shared_connection(backend)
         return await connection.call(tool, payload)
 
+    def for_call(self, backend: str, what: str, value: Any, context: ToolContext | None) -> Any:
+        """A configured value expanded for one call: with the calling trial's placeholders
+        (`{trial_id}`, `{trial_dir}`, ...) when it runs in a trial."""
+        trial = trial_of(context)
+        variables = trial.variables if trial is not None else self.variables
+        try:
+            return expand_value(value, variables)
+        except PlaceholderError as exc:
+            raise InfraError(f"backend '{backend}': {what}: {exc} (outside a trial)") from None
+
     def channel(self, backend: str) -> HTTPChannel:
-        """The HTTP client of an OpenAPI backend (one per run, on the host loop)."""
+        """The HTTP client of an OpenAPI backend (one per run, on the host loop). Headers
+        that name the trial's values (a tenant: `{trial_id}`) are expanded for each call."""
         from toolproof.tools.openapi import HTTPChannel
 
         channel = self._channels.get(backend)
         if channel is None:
             spec = self.file.backends[backend]
             assert isinstance(spec, OpenAPIBackend)
-            headers = {k: expand(v, self.variables) for k, v in spec.headers.items()}
-            channel = HTTPChannel(backend, self.host, headers, spec.timeout_s, self.service_failure)
+            per_trial = TRIAL_NAMES - RUN_NAMES
+            headers = {
+                k: expand(v, self.variables)
+                for k, v in spec.headers.items()
+                if not placeholders(v) & per_trial
+            }
+            bound = {k: v for k, v in spec.headers.items() if k not in headers}
+
+            def trial_headers(context: ToolContext) -> dict[str, str]:
+                return {k: self.for_call(backend, "headers", v, context) for k, v in bound.items()}
+
+            channel = HTTPChannel(
+                backend,
+                self.host,
+                headers,
+                spec.timeout_s,
+                self.service_failure,
+                trial_headers if bound else None,
+                set(bound),
+            )
             self._channels[backend] = channel
         return channel
 
@@ -694,10 +727,16 @@ class TrialEnvironment:
     def extras(self) -> dict[str, Any]:
         return {TRIAL_KEY: self}
 
+    @property
+    def id(self) -> str:
+        """Unique among the trials on this machine while it runs (its trial_dir's name)."""
+        return self.dir.name.removeprefix(TRIAL_PREFIX) if self.dir is not None else ""
+
     def values(self) -> dict[str, Any]:
         """What hook and check functions may ask for by parameter name."""
         return {
             "trial_dir": self.dir,
+            "trial_id": self.id,
             "seed": self.seed,
             "task": self.task,
             "suite_dir": self.runtime.root,
@@ -710,6 +749,7 @@ class TrialEnvironment:
         env.update(
             {
                 "TOOLPROOF_TRIAL_DIR": str(self.dir),
+                "TOOLPROOF_TRIAL_ID": self.id,
                 "TOOLPROOF_SEED": str(self.seed),
                 "TOOLPROOF_TASK": self.task,
                 "TOOLPROOF_SUITE_DIR": str(self.runtime.root),
@@ -724,10 +764,11 @@ class TrialEnvironment:
         failure = self.runtime.service_failure()
         if failure:
             raise InfraError(failure)
-        self.dir = Path(tempfile.mkdtemp(prefix="toolproof-trial-"))
+        self.dir = Path(tempfile.mkdtemp(prefix=TRIAL_PREFIX))
         self.variables = {
             **self.runtime.variables,
             "trial_dir": str(self.dir),
+            "trial_id": self.id,
             "seed": str(self.seed),
             "task": self.task,
         }

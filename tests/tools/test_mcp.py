@@ -541,7 +541,7 @@ def test_configuration_problems_are_located_before_anything_starts(
         "suite.yaml:9: environment variable TOOLPROOF_TEST_UNSET_TOKEN is not set",
         "suite.yaml:11: no function 'missing' in hooks.py",
         "suite.yaml:20: unknown placeholder '{colour}' here (known: {python}, {seed}, "
-        "{suite_dir}, {task}, {trial_dir})",
+        "{suite_dir}, {task}, {trial_dir}, {trial_id})",
         "suite.yaml:21: args trial_dir: these names are filled in by toolproof",
     ]
 

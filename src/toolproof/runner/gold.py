@@ -1,8 +1,10 @@
 """Replaying a task's gold actions on a fresh world: the expected final state.
 
-Only simulated (Python) tools are replayed: a task whose gold actions call real systems (MCP,
-OpenAPI) has no expected world hash, since those effects live outside the world; its `check`
-expectations verify the final state instead (the loader requires them).
+Only simulated (Python) tools are replayed. The effects of real systems (MCP, OpenAPI) live
+outside the world, and simulated tools cannot see them, so the world a task must end with is
+the replay of its simulated gold actions alone; what the real systems must end with, its
+`check` expectations verify (the loader requires them). A task whose gold actions all call
+real systems has no expected world hash.
 """
 
 from __future__ import annotations
@@ -32,14 +34,15 @@ async def replay_gold(suite: Suite, task: Task, seed: int = 0) -> GoldReplay:
     real = sorted(
         {a.tool for a in actions if a.tool in suite.tools and not suite.tools[a.tool].simulated}
     )
-    if real:
+    simulated = [(i, a) for i, a in enumerate(actions) if a.tool not in real]
+    if real and not simulated:
         return GoldReplay(hash=None, real_tools=real)
     world = World(suite.start_state(task))
     context = ToolContext(world=world, seed=seed)
     errors = []
-    for i, action in enumerate(actions):
+    for i, action in simulated:
         binding = suite.tools[action.tool]
         result = await binding.tool.call(dict(action.args), context)
         if result.is_error:
             errors.append(f"gold action {i + 1} {action.tool} failed: {result.content}")
-    return GoldReplay(hash=world.hash(), errors=errors)
+    return GoldReplay(hash=world.hash(), errors=errors, real_tools=real)

@@ -8,6 +8,8 @@
 - A call goes to the service as the document describes it, and the answer reaches the agent
   as the service sent it: a 2xx body as its JSON (or text), a 4xx/5xx as an error result
   `{"error": {"status", "body"}}` (429 also with `retry_after_s` from Retry-After).
+- The backend's own headers (auth, a tenant) go with every call and are not arguments; one
+  that names the trial's values (`{trial_id}`) is filled in for each call.
 - A service that cannot be reached (refused, reset mid-answer) raises `InfraError`.
 
 Incomplete documents load with warnings and fallbacks: a missing operationId gets a slug, a
@@ -354,7 +356,10 @@ def _body(
 
 
 class HTTPChannel:
-    """One backend's HTTP client, living on the backends' host loop."""
+    """One backend's HTTP client, living on the backends' host loop.
+
+    `headers` go with every call; `trial_headers` (named in `bound`) are computed for each
+    call from its context, for values that belong to the calling trial (a tenant)."""
 
     def __init__(
         self,
@@ -363,13 +368,22 @@ class HTTPChannel:
         headers: dict[str, str],
         timeout_s: float,
         failure: Callable[[], str | None] = lambda: None,
+        trial_headers: Callable[[ToolContext], dict[str, str]] | None = None,
+        bound: set[str] | None = None,
     ) -> None:
         self.backend = backend
         self.host = host
         self.headers = headers
         self.timeout_s = timeout_s
         self.failure = failure
+        self.trial_headers = trial_headers or (lambda context: {})
+        self.bound = bound or set()
         self._client: httpx2.AsyncClient | None = None
+
+    @property
+    def sent_headers(self) -> set[str]:
+        """The headers the backend sends itself (lower case): not arguments of its tools."""
+        return {h.lower() for h in (*self.headers, *self.bound)}
 
     async def send(
         self,
@@ -506,7 +520,7 @@ class OpenAPITool(Tool):
                 request["method"],
                 request["url"],
                 params=request["params"],
-                headers=request["headers"],
+                headers={**request["headers"], **self.channel.trial_headers(context)},
                 content=request["content"],
                 media_type=request["media_type"],
             )
@@ -578,6 +592,6 @@ def build_tools(
     document: dict[str, Any], base_url: str, channel: HTTPChannel
 ) -> tuple[list[OpenAPITool], list[str]]:
     """The tools of a document (and the warnings about its gaps)."""
-    loaded = read_operations(document, {h.lower() for h in channel.headers})
+    loaded = read_operations(document, channel.sent_headers)
     tools = [OpenAPITool(op, base_url, channel) for op in loaded.operations]
     return tools, loaded.warnings
