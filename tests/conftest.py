@@ -1,10 +1,13 @@
-"""Shared test fixtures: a small real suite written to a temporary folder."""
+"""Shared test fixtures: a small real suite written to a temporary folder, and a headless
+Chromium."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser import CHROMIUM, Chromium, install_chromium
 from support import MINI_FILES, write_files
 
 from toolproof.spec.loader import load_suite
@@ -19,3 +22,9 @@ def mini_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def mini(mini_dir: Path) -> Suite:
     return load_suite(mini_dir)
+
+
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
+    install_chromium()
+    yield Chromium(CHROMIUM, tmp_path_factory.mktemp("chromium-profile"))

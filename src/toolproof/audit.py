@@ -71,7 +71,7 @@ def trial_name(key: TrialKey) -> str:
     return out
 
 
-def _redacted(config: Mapping[str, Any]) -> dict[str, Any]:
+def redacted_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The run's config with HTTP header values (credentials, often) replaced."""
     out = dict(config)
     flags = out.get("model_flags")
@@ -170,12 +170,12 @@ def build_manifest(
         "models": {
             "agent": config.get("agent"),
             "models": config.get("models", []),
-            "parameters": _redacted(config).get("model_flags", {}),
+            "parameters": redacted_config(config).get("model_flags", {}),
             "user_model": config.get("user_model"),
         },
         "variants": config.get("variants", [""]),
         "seed": config.get("seed"),
-        "settings": _redacted(config),
+        "settings": redacted_config(config),
         "counts": {**counts, "total": len(stored)},
         "trials": [
             {

@@ -26,6 +26,7 @@ from toolproof.serve import serve_tools
 from toolproof.spec.loader import load_suite
 from toolproof.store.journal import Store
 from toolproof.store.queries import run_summary
+from toolproof.view.command import view as view_command
 
 app = typer.Typer(
     name="toolproof",
@@ -428,6 +429,7 @@ app.command()(gate)
 app.command()(compare)
 app.command()(verify)
 app.command("report")(report_command)
+app.command("view")(view_command)
 
 
 @app.command()

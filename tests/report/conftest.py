@@ -1,24 +1,19 @@
-"""Fixtures for the HTML report tests: a real store made by real trials, and a headless
-Chromium to open the report in.
+"""Fixtures for the HTML report tests: a real store made by real trials, and a PNG reader
+(the headless Chromium to open the report in is the `chromium` fixture of tests/conftest.py).
 
 The store holds three runs of a small suite with a fault profile, a drift variant and a load
 level: the retrying oracle under `--profile full`, the null agent, and a scripted agent whose
-messages and tool arguments carry HTML/JS injection payloads. Chromium is Debian's package,
-installed with apt-get on first use when missing (the tests that need it skip when that cannot
-be done).
+messages and tool arguments carry HTML/JS injection payloads.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 import struct
-import subprocess
 import textwrap
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,80 +150,6 @@ def report_store(tmp_path_factory: pytest.TempPathFactory) -> ReportStore:
     row_id, result = next(store.results(null))
     store.replace(row_id, result.model_copy(update={"reason": f"must_say: {REASON_PAYLOAD}"}))
     return ReportStore(url=url, oracle=oracle, null=null, scripted=scripted)
-
-
-# ---------------------------------------------------------------- chromium
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-extensions",
-    "--hide-scrollbars",
-    "--mute-audio",
-]
-
-
-def _install_chromium() -> None:
-    """Debian's chromium, when this machine can install packages (root with apt-get)."""
-    if CHROMIUM.exists():
-        return
-    if shutil.which("apt-get") is None or os.geteuid() != 0:
-        pytest.skip("chromium is missing and cannot be installed here (needs root and apt-get)")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
-        if done.returncode != 0:
-            pytest.skip(f"could not install chromium: {done.stderr.strip()[-300:]}")
-    if not CHROMIUM.exists():
-        pytest.skip("chromium installed, but /usr/bin/chromium is missing")
-
-
-@dataclass(frozen=True)
-class Chromium:
-    """Headless Chromium with a throwaway profile."""
-
-    binary: Path
-    profile: Path
-
-    def run(self, url: str, *extra: str, timeout: float = 90) -> str:
-        command = [
-            str(self.binary),
-            *CHROMIUM_FLAGS,
-            f"--user-data-dir={self.profile}",
-            *extra,
-            url,
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-        if done.returncode != 0:
-            raise AssertionError(f"chromium exited {done.returncode}: {done.stderr[-2000:]}")
-        return done.stdout
-
-    def dump_dom(self, url: str, wait_ms: int = 5000) -> str:
-        """The DOM after load and `wait_ms` of virtual time (async work included)."""
-        return self.run(url, f"--virtual-time-budget={wait_ms}", "--dump-dom")
-
-    def screenshot(self, url: str, path: Path, width: int, height: int, scale: float) -> None:
-        self.run(
-            url,
-            "--virtual-time-budget=3000",
-            f"--window-size={width},{height}",
-            f"--force-device-scale-factor={scale}",
-            f"--screenshot={path}",
-        )
-
-
-@pytest.fixture(scope="session")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
-    _install_chromium()
-    yield Chromium(CHROMIUM, tmp_path_factory.mktemp("chromium-profile"))
 
 
 # ---------------------------------------------------------------- PNG

@@ -10,7 +10,7 @@ from typing import Any
 
 from toolproof import __version__
 from toolproof.agents.registry import resolve_agents, resolve_user
-from toolproof.audit import record_manifest
+from toolproof.audit import REDACTED, record_manifest, redacted_config
 from toolproof.errors import Problem, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy
 from toolproof.results import TrialResult
@@ -127,6 +127,28 @@ def full_profile(suite: Suite) -> list[Variant]:
     return variants
 
 
+def restored_headers(stored: dict[str, Any], given: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """A resumed run's model settings. The store keeps header names, not their values
+    (credentials, often), so the values come from the command again; a header the run sent
+    that the command does not give is a usage error."""
+    headers = stored.get("headers") or {}
+    supplied = given.get("headers") or {}
+    missing = [
+        name for name, value in headers.items() if value == REDACTED and name not in supplied
+    ]
+    if missing:
+        raise UsageError(
+            f"run {run_id} sent the header(s) {', '.join(missing)}, whose values are not "
+            "stored: give them again with --header NAME=VALUE to resume it"
+        )
+    if not headers:
+        return stored
+    return {
+        **stored,
+        "headers": {name: supplied.get(name, value) for name, value in headers.items()},
+    }
+
+
 def fingerprint(suite: Suite, config: dict[str, Any], identities: list[str]) -> str:
     """Identifies 'the same command': the same suite content, agents, user side and plan."""
     key = {
@@ -190,6 +212,7 @@ async def run_suite(
             )
         config = dict(stored["config"])
         config["concurrency"] = request.concurrency or config["concurrency"]
+        config["model_flags"] = restored_headers(config["model_flags"], request.model_flags, resume)
     else:
         config = settings(suite, request)
     agents = resolve_agents(config["agent"], config["models"], suite, config["model_flags"])
@@ -207,7 +230,7 @@ async def run_suite(
             suite_hash=suite.content_hash,
             fingerprint=print_id,
             agent=", ".join(a.label for a in agents),
-            config=config,
+            config=redacted_config(config),
             tasks=task_rows(suite, tasks),
             version=__version__,
         )

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from sqlalchemy import create_engine, func, inspect, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+
+from toolproof.errors import StoreError, UsageError
 from toolproof.metrics.breakdown import TaskMeta
 from toolproof.metrics.summary import InfraPolicy, summarize_run
-from toolproof.store.journal import Store
+from toolproof.store.journal import Store, store_url
+from toolproof.store.schema import run_tasks, runs, trials
 
 
 def task_metas(store: Store, run_id: str) -> list[TaskMeta]:
@@ -52,6 +59,54 @@ def run_summary(
         "agent": run["agent"],
         "status": run["status"],
         **({"stopped": config["stopped"]} if "stopped" in config else {}),
-        **({"stopped": config["stopped"]} if "stopped" in config else {}),
         **summary,
     }
+
+
+def open_existing(value: str | None) -> Store:
+    """The store at --store for a reader that must not create one: a missing SQLite file,
+    an unreachable server or a database without toolproof's tables is a StoreError."""
+    url = store_url(value)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise UsageError(f"--store {value!r}: give a SQLite file or a SQLAlchemy URL") from None
+    shown = parsed.render_as_string(hide_password=True)
+    if parsed.get_backend_name() == "sqlite":
+        path = parsed.database or ""
+        if path in ("", ":memory:") or not Path(path).is_file():
+            raise StoreError(
+                f"no results store at {path or shown}: give the file or URL `toolproof run` "
+                "wrote to (--store)"
+            )
+    try:
+        engine = create_engine(url)
+    except Exception as exc:
+        raise StoreError(f"--store {shown}: {exc}") from None
+    try:
+        tables = set(inspect(engine).get_table_names())
+    except DBAPIError as exc:
+        reason = (str(exc.orig).strip().splitlines() or ["failed"])[0]
+        raise StoreError(f"cannot open store {shown}: {reason}") from None
+    finally:
+        engine.dispose()
+    if not {"runs", "trials"} <= tables:
+        raise StoreError(f"{shown} holds no toolproof results (no runs and trials tables)")
+    return Store(url)
+
+
+def list_runs(store: Store) -> list[dict[str, Any]]:
+    """Every run, newest first, with its trial count (`trials`), the tags of its tasks
+    (`tags`, sorted) and the models it ran (`models`: its --model names, else its agent)."""
+    count = select(func.count()).where(trials.c.run_id == runs.c.id).scalar_subquery()
+    columns = [c for c in runs.c if c.name not in ("fingerprint", "suite_hash")]
+    query = select(*columns, count.label("trials")).order_by(runs.c.created_at.desc())
+    tags: dict[str, set[str]] = {}
+    with store.engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+        for run_id, task_tags in conn.execute(select(run_tasks.c.run_id, run_tasks.c.tags)):
+            tags.setdefault(run_id, set()).update(task_tags or [])
+    for row in rows:
+        row["tags"] = sorted(tags.get(row["id"], ()))
+        row["models"] = list(row["config"].get("models") or []) or [row["agent"]]
+    return rows

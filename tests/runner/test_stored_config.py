@@ -1,0 +1,55 @@
+"""What a run keeps of its settings: header values given with --header (API keys, often)
+never reach the store; their names do, and resuming asks for the values again."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from servers import completion, openai_server
+from sqlalchemy import select
+
+from toolproof.audit import REDACTED
+from toolproof.errors import UsageError
+from toolproof.runner.run import RunRequest, restored_headers, run_suite
+from toolproof.spec.suite import Suite
+from toolproof.store import Store
+from toolproof.store.manifest import run_manifests
+from toolproof.store.schema import runs
+
+SECRET = "Bearer sk-do-not-store-me"
+
+
+def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    return 200, completion("Order B has shipped.")
+
+
+def test_header_values_are_redacted_in_the_stored_config(mini: Suite, tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'results.db'}")
+    with openai_server(answer) as (url, seen):
+        flags = {"base_url": url, "headers": {"Authorization": SECRET, "X-Team": "team-7731"}}
+        request = RunRequest(models=["openai-compatible/m"], model_flags=flags, trials=1, k=[1])
+        report = asyncio.run(run_suite(mini, request, store))
+        assert len(seen) == report.summary["counts"]["total"] == 2  # the run did run
+        config = store.run(report.run_id)["config"]
+        assert config["model_flags"] == {
+            "base_url": url,
+            "headers": {"Authorization": REDACTED, "X-Team": REDACTED},
+        }
+        with store.engine.connect() as conn:
+            stored = [orjson.dumps(list(row)) for row in conn.execute(select(runs))]
+            stored += [orjson.dumps(list(row)) for row in conn.execute(select(run_manifests))]
+        assert not any(b"sk-do-not-store-me" in text or b"team-7731" in text for text in stored)
+        # resuming needs the values again: the store does not have them
+        without = RunRequest(models=["openai-compatible/m"], model_flags={"base_url": url})
+        with pytest.raises(UsageError, match=r"Authorization, X-Team.*--header NAME=VALUE"):
+            asyncio.run(run_suite(mini, without, store, resume=report.run_id))
+        resumed = asyncio.run(run_suite(mini, request, store, resume=report.run_id))
+    assert resumed.run_id == report.run_id and resumed.ran == 0
+    assert restored_headers(config["model_flags"], flags, report.run_id) == flags
+    assert store.run(report.run_id)["config"]["model_flags"]["headers"]["Authorization"] == (
+        REDACTED
+    )
