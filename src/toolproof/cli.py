@@ -190,6 +190,9 @@ def run(
     prompted: Annotated[
         bool, typer.Option(help="Prompted tool calling: tools in the prompt, calls parsed.")
     ] = False,
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="CPU threads of a local model [2].")
+    ] = None,
     max_cost: Annotated[
         float | None, typer.Option(help="Stop starting trials once this many USD are spent.")
     ] = None,
@@ -244,6 +247,7 @@ def run(
             parallel_tool_calls=parallel_tool_calls,
             params=model_param,
             prompted=prompted,
+            threads=threads,
         ),
         max_cost=max_cost,
         user_model=user_model,
@@ -304,6 +308,7 @@ def model_flags(
     parallel_tool_calls: bool | None,
     params: list[str] | None,
     prompted: bool,
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """Model settings given on the command line (only those given)."""
     flags: dict[str, Any] = {
@@ -312,6 +317,7 @@ def model_flags(
         "max_tokens": max_tokens,
         "tool_choice": tool_choice,
         "parallel_tool_calls": parallel_tool_calls,
+        "n_threads": threads,
     }
     flags = {key: value for key, value in flags.items() if value is not None}
     if prompted:
