@@ -12,8 +12,13 @@ from toolproof.metrics.recovery import (
     call_key,
     had_fault,
     is_loop,
+    merge_counts,
+    pool,
     recovered_calls,
+    recovery_counts,
+    recovery_rates,
     recovery_summary,
+    trial_stats,
 )
 from toolproof.results import TrialResult
 from toolproof.transcript import EndEvent, Event, MessageEvent, ToolCallEvent, Transcript
@@ -436,3 +441,15 @@ def test_a_final_success_of_every_tool_recovers_every_failure(
 ) -> None:
     trial: list[Event] = [*calls, ok("a"), ok("b"), ok("c"), end()]
     assert all(flags(trial))
+
+
+@settings(max_examples=50, deadline=None)
+@given(TRIALS, TRIALS)
+def test_counts_of_two_groups_merged_pool_like_the_groups_together(
+    first: list[tuple[str, list[Event]]], second: list[tuple[str, list[Event]]]
+) -> None:
+    def pairs(trials: list[tuple[str, list[Event]]]) -> list[tuple[str, dict[str, Any]]]:
+        return [(outcome, trial_stats(events)) for outcome, events in trials]
+
+    merged = merge_counts([recovery_counts(pairs(first)), recovery_counts(pairs(second))])
+    assert recovery_rates(merged) == pool(pairs(first) + pairs(second))

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 
-from toolproof.metrics.stats import bootstrap_ci
+from toolproof.metrics.stats import (
+    bootstrap_ci,
+    bootstrap_means,
+    bootstrap_sums,
+    resample_indices,
+)
 
 
 def _typical(count: int, seed: int) -> list[float]:
@@ -68,3 +74,46 @@ def test_lower_confidence_gives_a_narrower_interval() -> None:
 def test_no_values_is_an_error() -> None:
     with pytest.raises(ValueError, match="no values"):
         bootstrap_ci([])
+
+
+# ---------------------------------------------------------------- several statistics, jointly
+
+
+def test_columns_bootstrapped_together_match_each_column_alone() -> None:
+    a, b = _typical(25, seed=5), _typical(25, seed=6)
+    together = bootstrap_means(list(zip(a, b, strict=True)), seed=9)
+    assert together == [bootstrap_ci(a, seed=9), bootstrap_ci(b, seed=9)]
+
+
+def test_resample_indices_pick_what_drawing_the_values_picks() -> None:
+    values = _typical(12, seed=2)
+    rng = random.Random(4)
+    for positions in resample_indices(12, resamples=5, seed=4):
+        assert [values[i] for i in positions] == rng.choices(values, k=12)
+
+
+def test_a_statistic_undefined_in_a_resample_leaves_that_resample_out() -> None:
+    # the ratio is undefined when neither of the two tasks with a denominator is drawn
+    table = [(1.0, 2.0), (0.0, 0.0), (0.0, 0.0), (3.0, 4.0)]
+
+    def ratio(sums: Sequence[float]) -> float | None:
+        return sums[0] / sums[1] if sums[1] else None
+
+    [interval] = bootstrap_sums(table, {"ratio": ratio}, seed=1).values()
+    assert interval is not None
+    # every defined resample mixes the rates 1/2 and 3/4
+    assert 0.5 <= interval[0] <= interval[1] <= 0.75
+
+
+def test_a_statistic_never_defined_has_no_interval() -> None:
+    table = [(1.0, 0.0), (2.0, 0.0)]
+    intervals = bootstrap_sums(table, {"ratio": lambda s: s[0] / s[1] if s[1] else None})
+    assert intervals == {"ratio": None}
+
+
+def test_an_interval_is_widened_to_reach_the_value_on_all_tasks() -> None:
+    # six distinct powers of two sum to 63 only when every task is drawn once: in
+    # 6!/6^6 = 1.5% of resamples, below the 2.5% tail, so both percentiles are 0
+    table = [(float(2**i),) for i in range(6)]
+    intervals = bootstrap_sums(table, {"all": lambda s: 10.0 if s[0] == 63 else 0.0})
+    assert intervals == {"all": (0.0, 10.0)}

@@ -156,9 +156,12 @@ def test_per_task_metrics_are_hand_computed() -> None:
 
 def test_confidence_intervals_cover_pass_at_1_and_each_pass_hat_k() -> None:
     summary = summarize_run(ROWS, METAS, [1, 2], "fail", seed=5)
-    assert set(summary["ci"]) == {"pass@1", "pass^1", "pass^2"}
-    for name, (low, high) in summary["ci"].items():
+    for name in ("pass@1", "pass^1", "pass^2"):
+        low, high = summary["ci"][name]
         assert low <= summary["metrics"][name] <= high
+    # no failed tool call, no drift variant, no load level: not measured, so no interval
+    for name in ("recovery_rate", "corrective_action", "drift_robustness", "completion_under_load"):
+        assert summary["metrics"][name] is None and summary["ci"][name] is None
     # the bootstrap is over per-task values: a 2/4, b 4/4, c 1/4
     assert summary["ci"]["pass@1"] == list(bootstrap_ci([0.5, 1.0, 0.25], seed=5))
 

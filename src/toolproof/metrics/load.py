@@ -22,7 +22,8 @@ def _rate(name: str, value: float) -> float:
     return float(value)
 
 
-def _ratio(value: float | None, base: float | None) -> float | None:
+def divide(value: float | None, base: float | None) -> float | None:
+    """value / base; None when either is missing or the base is 0 (a ratio not measured)."""
     return value / base if value is not None and base else None
 
 
@@ -41,10 +42,10 @@ def drift_robustness(
     mean = sum(rates.values()) / len(rates) if rates else None
     return {
         "drift_robustness": mean,
-        "ratio_to_clean": _ratio(mean, clean),
+        "ratio_to_clean": divide(mean, clean),
         "clean_pass_rate": clean,
         "variants": {
-            name: {"pass_rate": rate, "ratio_to_clean": _ratio(rate, clean)}
+            name: {"pass_rate": rate, "ratio_to_clean": divide(rate, clean)}
             for name, rate in rates.items()
         },
     }
@@ -66,7 +67,7 @@ def completion_under_load(levels: Mapping[int, float], peak: int) -> dict[str, A
     baseline = 1 if 1 in rates else min(rates)
     return {
         "completion_under_load": rates[peak],
-        "ratio_to_baseline": _ratio(rates[peak], rates[baseline]),
+        "ratio_to_baseline": divide(rates[peak], rates[baseline]),
         "peak": peak,
         "baseline": baseline,
         "baseline_pass_rate": rates[baseline],

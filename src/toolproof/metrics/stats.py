@@ -1,21 +1,120 @@
-"""Confidence intervals: a seeded percentile bootstrap over tasks."""
+"""Confidence intervals: a seeded percentile bootstrap over tasks.
+
+Tasks are the unit resampled: the trials of a task, and the tool calls within a trial, are
+correlated, so resampling them one by one would make intervals too narrow.
+"""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+RESAMPLES = 2000
+"""Bootstrap resamples per interval."""
+
+CONFIDENCE = 0.95
+
+Statistic = Callable[[Sequence[float]], float | None]
+"""A metric as a function of column sums over (resampled) tasks; None where undefined."""
+
+
+def resample_indices(n: int, *, resamples: int = RESAMPLES, seed: int = 0) -> Iterator[list[int]]:
+    """The bootstrap's draws: `resamples` lists of n task positions drawn with replacement.
+
+    The same (n, seed) always gives the same draws, and the i-th draw picks the same positions
+    as `random.Random(seed).choices(values, k=n)` would pick values."""
+    rng = random.Random(seed)
+    population = range(n)
+    for _ in range(resamples):
+        yield rng.choices(population, k=n)
+
+
+def percentile_interval(values: Sequence[float], confidence: float) -> tuple[float, float]:
+    """The (1 - confidence) / 2 and (1 + confidence) / 2 percentiles of the values."""
+    ordered = sorted(values)
+    last = len(ordered) - 1
+    tail = (1.0 - confidence) / 2
+    return ordered[int(tail * last)], ordered[round((1.0 - tail) * last)]
+
+
+def bootstrap_sums(
+    table: Sequence[Sequence[float]],
+    statistics: Mapping[str, Statistic],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> dict[str, tuple[float, float] | None]:
+    """Percentile intervals of several statistics bootstrapped jointly over tasks.
+
+    `table` has one row of numbers per task. Each resample draws the rows with replacement,
+    sums every column once and evaluates every statistic on those sums, so statistics that
+    share columns move together. A resample in which a statistic is None (nothing to divide
+    by) is left out of that statistic's interval; a statistic never defined gets None. An
+    interval is widened to reach the statistic on all tasks when that falls outside it.
+    """
+    if not table:
+        raise ValueError("no values")
+    draws: dict[str, list[float]] = {name: [] for name in statistics}
+    for positions in resample_indices(len(table), resamples=resamples, seed=seed):
+        sums = [sum(column) for column in zip(*map(table.__getitem__, positions), strict=True)]
+        for name, statistic in statistics.items():
+            value = statistic(sums)
+            if value is not None:
+                draws[name].append(value)
+    whole = [sum(column) for column in zip(*table, strict=True)]
+    out: dict[str, tuple[float, float] | None] = {}
+    for name, values in draws.items():
+        point = statistics[name](whole)
+        if not values or point is None:
+            out[name] = None
+            continue
+        low, high = percentile_interval(values, confidence)
+        out[name] = (min(low, point), max(high, point))
+    return out
+
+
+def bootstrap_means(
+    table: Sequence[Sequence[float]],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> list[tuple[float, float]]:
+    """Percentile intervals of the mean of each column of per-task values (one row per task),
+    the columns resampled together."""
+    n = len(table)
+
+    def mean_of(column: int) -> Statistic:
+        return lambda sums: sums[column] / n
+
+    width = len(table[0]) if table else 0
+    intervals = bootstrap_sums(
+        table,
+        {str(column): mean_of(column) for column in range(width)},
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+    )
+    # a mean of at least one value is always defined
+    return [interval for interval in intervals.values() if interval is not None]
 
 
 def bootstrap_ci(
-    values: Sequence[float], *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+    values: Sequence[float],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of per-task values (tasks resampled)."""
+    """Percentile bootstrap interval of the mean of per-task values (tasks resampled): the
+    same draws and the same interval as `bootstrap_means` gives for one column."""
     if not values:
         raise ValueError("no values")
     n = len(values)
     rng = random.Random(seed)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
-    tail = (1.0 - confidence) / 2
-    low = means[int(tail * (resamples - 1))]
-    high = means[round((1.0 - tail) * (resamples - 1))]
-    return low, high
+    # drawing the values themselves picks the positions `resample_indices` gives, faster
+    means = [sum(rng.choices(values, k=n)) / n for _ in range(resamples)]
+    low, high = percentile_interval(means, confidence)
+    point = sum(values) / n
+    return min(low, point), max(high, point)

@@ -6,17 +6,24 @@ Pure: it reads stored trial rows and task metadata, never an agent.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from toolproof.errors import MetricError
 from toolproof.metrics.breakdown import TaskMeta, by_tag, by_tier
+from toolproof.metrics.conditions import (
+    conditions_summary,
+    mean_rate,
+    recovery_pairs,
+    task_recovery_counts,
+)
 from toolproof.metrics.economics import economics
-from toolproof.metrics.load import completion_under_load, drift_robustness, load_level_stats
+from toolproof.metrics.intervals import condition_intervals
+from toolproof.metrics.load import load_level_stats
 from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
 from toolproof.metrics.recovery import pool
 from toolproof.metrics.score import reliability_score
-from toolproof.metrics.stats import bootstrap_ci
+from toolproof.metrics.stats import bootstrap_means
 
 InfraPolicy = Literal["fail", "exclude"]
 
@@ -98,53 +105,41 @@ def summarize_model(
     score: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """One model's summary: its primary variant (clean when run) in full, every variant's
-    pass rates, recovery over all its trials, drift robustness, completion under load, and
-    the Reliability Score with any missing component shown."""
+    pass rates, recovery over all its trials, drift robustness, completion under load (each
+    also per task and per tier), the Reliability Score with any missing component shown, and
+    the intervals of all of these."""
     by_variant: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
         by_variant[row.get("variant", "")].append(row)
     primary = "" if "" in by_variant else next(iter(by_variant))
     out = summarize_group(by_variant[primary], metas, ks, infra, seed, partial)
     out["variant"] = primary
-    pass_rates = {key: _pass_rate(group, infra) for key, group in by_variant.items()}
+    rates = {key: _task_rates(group, infra) for key, group in by_variant.items()}
     out["variants"] = {
-        key: _variant(group, pass_rates[key], infra) for key, group in by_variant.items()
+        key: _variant(group, mean_rate(rates[key]), infra) for key, group in by_variant.items()
     }
-    recovery = pool([(row["outcome"], row.get("conditions") or _NO_STATS) for row in rows])
-    drift = {
-        key.removeprefix("drift:"): rate
-        for key, rate in pass_rates.items()
-        if key.startswith("drift:") and "+" not in key
-    }
-    levels = {
-        int(key.removeprefix("load:")): rate
-        for key, rate in pass_rates.items()
-        if key.startswith("load:") and "+" not in key
-    }
-    clean = pass_rates.get("")
-    conditions: dict[str, Any] = {"recovery": recovery}
-    if drift:
-        conditions["drift"] = drift_robustness(clean, drift)
-    if levels:
-        if 1 not in levels and clean is not None:
-            levels[1] = clean
-        conditions["load"] = completion_under_load(levels, max(levels))
-    conditions["recovery_by_task"] = _pooled_by(rows, lambda row: [row["task_id"]])
-    tiers = {m.task_id: sorted({t for t, _ in m.tools.values()}) for m in metas}
-    conditions["recovery_by_tier"] = _pooled_by(
-        rows, lambda row: [str(t) for t in tiers.get(row["task_id"], [])]
-    )
+    counts = task_recovery_counts(rows)
+    conditions = conditions_summary(counts, rates, metas)
     out["conditions"] = conditions
     config = dict(score or {})
     k = config.get("k") or max(ks)
     components = {
         "pass^k": out["metrics"].get(f"pass^{k}") if primary == "" else None,
-        "recovery_rate": recovery["recovery_rate"],
+        "recovery_rate": conditions["recovery"]["recovery_rate"],
         "completion_under_load": conditions.get("load", {}).get("completion_under_load"),
         "drift_robustness": conditions.get("drift", {}).get("drift_robustness"),
     }
     weights = config.get("weights") or DEFAULT_WEIGHTS
     out["reliability"] = {"k": k, **reliability_score(components, weights)}
+    measured = out["reliability"]["weights_used"]
+    pass_k = {}
+    if components["pass^k"] is not None:
+        pass_k = {task["id"]: task["metrics"][f"pass^{k}"] for task in out["tasks"]}
+    intervals = condition_intervals(
+        counts, rates, conditions, pass_k, {name: weights[name] for name in measured}, seed
+    )
+    _attach(conditions, out["reliability"], intervals)
+    recovery = conditions["recovery"]
     out["metrics"].update(
         {
             "recovery_rate": recovery["recovery_rate"],
@@ -153,6 +148,14 @@ def summarize_model(
             "drift_robustness": components["drift_robustness"],
             "completion_under_load": components["completion_under_load"],
             "reliability_score": out["reliability"]["reliability_score"],
+        }
+    )
+    out["ci"].update(
+        {
+            **intervals["recovery"],
+            "drift_robustness": intervals["drift"]["drift_robustness"],
+            "completion_under_load": intervals["load"]["completion_under_load"],
+            "reliability_score": intervals["reliability_score"],
         }
     )
     return out
@@ -164,28 +167,25 @@ DEFAULT_WEIGHTS = {
     "completion_under_load": 0.2,
     "drift_robustness": 0.1,
 }
-_NO_STATS: Mapping[str, Any] = {"failed": {}, "recovered": {}, "looped": False, "faulted": False}
 
 
-def _pooled_by(
-    rows: Sequence[Mapping[str, Any]], keys: Callable[[Mapping[str, Any]], list[str]]
-) -> dict[str, dict[str, Any]]:
-    """recovery_rate, loop_rate and corrective_action per group (task, or tier of its tools)."""
-    groups: dict[str, list[tuple[str, Mapping[str, Any]]]] = defaultdict(list)
-    for row in rows:
-        for key in keys(row):
-            groups[key].append((row["outcome"], row.get("conditions") or _NO_STATS))
-    names = ("recovery_rate", "loop_rate", "corrective_action", "failed_calls")
-    return {
-        key: {name: value for name, value in pool(group).items() if name in names}
-        for key, group in sorted(groups.items())
-    }
+def _attach(
+    conditions: dict[str, Any], reliability: dict[str, Any], intervals: Mapping[str, Any]
+) -> None:
+    """Put each interval next to its metric: a `ci` entry keyed by the metric's name."""
+    conditions["recovery"]["ci"] = intervals["recovery"]
+    for kind, entry in conditions["recovery"]["by_fault"].items():
+        entry["ci"] = {"rate": intervals["by_fault"][kind]}
+    for name in ("drift", "load"):
+        if name in conditions:
+            conditions[name]["ci"] = intervals[name]
+    reliability["ci"] = {"reliability_score": intervals["reliability_score"]}
 
 
-def _pass_rate(rows: Sequence[Mapping[str, Any]], infra: InfraPolicy) -> float:
+def _task_rates(rows: Sequence[Mapping[str, Any]], infra: InfraPolicy) -> dict[str, float]:
+    """Each task's pass@1 in these rows, for the tasks with a trial counted."""
     tasks, _ = task_trials(rows, infra)
-    kept = [t for t in tasks if t.n]
-    return sum(t.c / t.n for t in kept) / len(kept) if kept else 0.0
+    return {t.task_id: t.c / t.n for t in tasks if t.n}
 
 
 def _variant(rows: Sequence[Mapping[str, Any]], rate: float, infra: InfraPolicy) -> dict[str, Any]:
@@ -195,7 +195,7 @@ def _variant(rows: Sequence[Mapping[str, Any]], rate: float, infra: InfraPolicy)
     }
     key = rows[0].get("variant", "") if rows else ""
     if "faults:" in key:
-        out["recovery"] = pool([(r["outcome"], r.get("conditions") or _NO_STATS) for r in rows])
+        out["recovery"] = pool(recovery_pairs(rows))
     if "load:" in key:
         out["load"] = load_level_stats(rows, infra)
     return out
@@ -233,11 +233,10 @@ def summarize_group(
             row.update(per_task(task, k))
         per[task.task_id] = row
     out["metrics"] = {**(summarize(tasks, ks) if tasks else {}), **economics(rows)}
-    out["ci"] = {
-        name: list(bootstrap_ci([per[t.task_id][name] for t in tasks], seed=seed))
-        for name in (["pass@1"] + [f"pass^{k}" for k in ks])
-        if tasks
-    }
+    names = ["pass@1", *(f"pass^{k}" for k in ks)]
+    table = [[per[t.task_id][name] for name in names] for t in tasks]
+    intervals = bootstrap_means(table, seed=seed) if tasks else []
+    out["ci"] = {name: list(interval) for name, interval in zip(names, intervals, strict=False)}
     out["tiers"] = {str(t): v for t, v in by_tier(per, metas).items()}
     out["tags"] = by_tag(per, metas)
     grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)

@@ -16,6 +16,15 @@ from toolproof.compare import PairComparison, fmt, fmt_p, model_metrics
 from toolproof.errors import UsageError
 from toolproof.gating import Condition, GateResult
 
+CONDITION_METRICS = (
+    "recovery_rate",
+    "loop_rate",
+    "corrective_action",
+    "drift_robustness",
+    "completion_under_load",
+)
+"""Shown when the run measured them."""
+
 METRICS = (
     "reliability_score",
     "cost_usd",
@@ -108,7 +117,7 @@ def _metrics(result: GateResult) -> list[str]:
     k = max(
         [k for k in summary["k"] if k not in summary.get("skipped_k", [])] or [1],
     )
-    names = ["pass@1"] + ([f"pass^{k}"] if k > 1 else []) + list(METRICS)
+    names = ["pass@1"] + ([f"pass^{k}"] if k > 1 else []) + list(CONDITION_METRICS + METRICS)
     limits: dict[str, str] = {}
     for name, floor in result.spec.floors().items():
         limits[name] = f"≥ {floor:g}"
@@ -126,14 +135,19 @@ def _metrics(result: GateResult) -> list[str]:
         for name in names:
             if name not in metrics:
                 continue
-            row = [f"`{name}`", fmt(metrics[name], 4), limits.get(name, "")]
+            if name in CONDITION_METRICS and metrics[name] is None and name not in limits:
+                continue
+            shown = fmt(metrics[name], 4)
+            if interval := entry.get("ci", {}).get(name):
+                shown += f" [{interval[0]:.4f}, {interval[1]:.4f}]"
+            row = [f"`{name}`", shown, limits.get(name, "")]
             if pair is not None:
                 base = _baseline_value(pair, name)
                 value = metrics[name]
                 delta = None if base is None or value is None else value - base
                 row += [fmt(base, 4), fmt(delta, 4, signed=True)]
             rows.append(row)
-        header = ["metric", "this run", "gate"]
+        header = ["metric", "this run [95% CI]", "gate"]
         if pair is not None:
             header += ["baseline", "Δ"]
         out += _table(header, rows)

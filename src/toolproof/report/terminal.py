@@ -64,6 +64,16 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _ci(interval: Any) -> str:
+    """A 95% interval as `[low, high]`; empty when there is none."""
+    return "" if not interval else f"[{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
+def _with_ci(value: Any, interval: Any) -> str:
+    """`0.820 [0.740, 0.900]`: a value and its interval, compact."""
+    return f"{_fmt(value)} {_ci(interval)}".rstrip()
+
+
 def _usd(value: Any) -> str:
     return "unpriced" if value is None else f"${value:.4f}"
 
@@ -120,6 +130,8 @@ def summary_tables(summary: dict[str, Any]) -> list[Table]:
     if not summary["models"]:
         return [models]
     conditions = [t for entry in summary["models"] for t in _conditions(entry)]
+    if conditions:
+        conditions.append(_condition_intervals(summary["models"]))
     if len(summary["models"]) > 1:
         return [models, *conditions, _tasks_by_model(summary, k)]
     return [models, *conditions, *_detail(summary, k)]
@@ -163,12 +175,42 @@ def _conditions(entry: dict[str, Any]) -> list[Table]:
         for name, value in score["components"].items()
         if name in score["weights_used"]
     )
+    value = _with_ci(score["reliability_score"], score["ci"]["reliability_score"])
     missing = ", ".join(score["missing"])
-    table.caption = (
-        f"Reliability Score (k={score['k']}) = {_fmt(score['reliability_score'])} = {parts}"
-        + (f"\nnot measured (weights renormalised over the rest): {missing}" if missing else "")
+    table.caption = f"Reliability Score (k={score['k']}) = {value} = {parts}" + (
+        f"\nnot measured (weights renormalised over the rest): {missing}" if missing else ""
     )
+    table.caption_justify = "left"
     return [table]
+
+
+_INTERVALS = (
+    ("recovery", "recovery_rate"),
+    ("recovery", "loop_rate"),
+    ("recovery", "corrective_action"),
+    ("drift", "drift_robustness"),
+    ("drift", "ratio_to_clean"),
+    ("load", "completion_under_load"),
+    ("load", "ratio_to_baseline"),
+)
+"""The condition metrics shown with their intervals: (block of `conditions`, name)."""
+
+
+def _condition_intervals(models: list[dict[str, Any]]) -> Table:
+    """The condition metrics and the score of each model with their 95% intervals."""
+    table = Table(title="conditions [95% CI]", title_justify="left")
+    table.caption, table.caption_justify = "intervals: bootstrap over tasks", "left"
+    table.add_column("metric")
+    for entry in models:
+        table.add_column(entry["model"], justify="right")
+    rows = [
+        (name, [entry["conditions"].get(block) for entry in models]) for block, name in _INTERVALS
+    ]
+    rows.append(("reliability_score", [entry["reliability"] for entry in models]))
+    for name, blocks in rows:
+        if any(b and b[name] is not None for b in blocks):
+            table.add_row(name, *(_with_ci(b[name], b["ci"][name]) if b else "–" for b in blocks))
+    return table
 
 
 def _detail(summary: dict[str, Any], k: int) -> list[Table]:
@@ -177,13 +219,14 @@ def _detail(summary: dict[str, Any], k: int) -> list[Table]:
     head.add_column("value", justify="right")
     head.add_column("95% CI (bootstrap over tasks)", justify="right")
     for name, value in summary["metrics"].items():
-        if name.startswith(("pass", "reliability_tax")):
+        if name.startswith(("pass", "reliability_tax")) or name == "reliability_score":
             ci = summary["ci"].get(name)
             head.add_row(name, _fmt(value), f"{ci[0]:.3f} – {ci[1]:.3f}" if ci else "")
     tables = [head]
+    groups = _condition_columns(summary["models"][0].get("conditions", {}))
     if summary["tiers"]:
         tiers = Table(title="by tier (weighted by production weights)", title_justify="left")
-        for column in ("tier", "tasks", "weight", "pass@1", f"pass^{k}"):
+        for column in ("tier", "tasks", "weight", "pass@1", f"pass^{k}", *_headers(groups)):
             tiers.add_column(column, justify="right")
         for tier, row in summary["tiers"].items():
             tiers.add_row(
@@ -192,11 +235,13 @@ def _detail(summary: dict[str, Any], k: int) -> list[Table]:
                 _fmt(row["weight"]),
                 _fmt(row["pass@1"]),
                 _fmt(row[f"pass^{k}"]),
+                *_cells(groups, "tier", tier),
             )
         tables.append(tiers)
     tasks = Table(title="tasks", title_justify="left")
-    for column in ("task", "passed", "infra", "pass@1", f"pass^{k}", "first failure"):
-        tasks.add_column(column, justify="left" if column in ("task", "first failure") else "right")
+    for column in ("task", "passed", "infra", "pass@1", f"pass^{k}", *_headers(groups)):
+        tasks.add_column(column, justify="left" if column == "task" else "right")
+    tasks.add_column("first failure")
     for row in summary["tasks"]:
         tasks.add_row(
             row["id"],
@@ -204,10 +249,45 @@ def _detail(summary: dict[str, Any], k: int) -> list[Table]:
             str(row["infra_error"]),
             _fmt(row["metrics"]["pass@1"]),
             _fmt(row["metrics"][f"pass^{k}"]),
+            *_cells(groups, "task", row["id"]),
             (row["failures"][0][:70] if row["failures"] else ""),
         )
     tables.append(tasks)
     return tables
+
+
+_CONDITION_COLUMNS = {
+    "recovery": (("recovery", "recovery_rate"),),
+    "drift": (("drift", "drift_robustness"), ("×clean", "ratio_to_clean")),
+    "load": (("load", "completion_under_load"), ("×base", "ratio_to_baseline")),
+}
+"""Per tier and per task: each condition's columns (header, key in its breakdown)."""
+
+
+def _condition_columns(conditions: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The conditions measured in this run with their per-task and per-tier breakdowns."""
+    measured = {
+        "recovery": bool(conditions.get("recovery", {}).get("failed_calls")),
+        "drift": "drift" in conditions,
+        "load": "load" in conditions,
+    }
+    return {
+        name: {"task": conditions[f"{name}_by_task"], "tier": conditions[f"{name}_by_tier"]}
+        for name, shown in measured.items()
+        if shown
+    }
+
+
+def _headers(groups: dict[str, dict[str, Any]]) -> list[str]:
+    return [header for name in groups for header, _ in _CONDITION_COLUMNS[name]]
+
+
+def _cells(groups: dict[str, dict[str, Any]], by: str, key: str) -> list[str]:
+    return [
+        _fmt(groups[name][by].get(key, {}).get(field))
+        for name in groups
+        for _, field in _CONDITION_COLUMNS[name]
+    ]
 
 
 def _tasks_by_model(summary: dict[str, Any], k: int) -> Table:

@@ -229,7 +229,7 @@
     names.forEach(function (name) { headers.push(h('th', { text: COMPONENT_NAMES[name] })); });
     var rows = scored.map(function (e) {
       var rel = e.reliability;
-      var tr = h('tr', null, modelCell(e), h('td', { class: 'score' }, h('b', { text: f3(rel.reliability_score) })));
+      var tr = h('tr', null, modelCell(e), h('td', { class: 'score' }, h('b', { text: f3(rel.reliability_score) }), ciLine((rel.ci || {}).reliability_score)));
       names.forEach(function (name) {
         var value = rel.components[name];
         var measured = num(value);
@@ -344,6 +344,10 @@
     var ci = e.ci && e.ci[name];
     return h('td', null, f3(metric(e, name)), ci ? h('div', { class: 'small muted', text: f3(ci[0]) + ' – ' + f3(ci[1]) }) : null);
   }
+  // a 95% interval (bootstrap over tasks) as text, '' when there is none
+  function ciText(ci) { return ci ? '[' + f3(ci[0]) + ', ' + f3(ci[1]) + ']' : ''; }
+  function withCi(value, ci) { return f3(value) + (ci ? ' ' + ciText(ci) : ''); }
+  function ciLine(ci) { return ci ? h('div', { class: 'small muted', text: ciText(ci) }) : null; }
 
   // ------------------------------------------------------------ cost
 
@@ -482,13 +486,14 @@
         });
         vRows.push(tr);
       });
-      vNotes.push(e.label + runSuffix(e) + ': recovery rate ' + f3(recovery.recovery_rate) + ' (' + int(recovery.recovered_calls) + ' of ' +
-        int(recovery.failed_calls) + ' failed tool calls recovered), loop rate ' + f3(recovery.loop_rate) + ', corrective action ' + f3(recovery.corrective_action) +
-        ' (' + int(recovery.faulted_trials) + ' faulted trials).');
+      var rci = recovery.ci || {};
+      vNotes.push(e.label + runSuffix(e) + ': recovery rate ' + withCi(recovery.recovery_rate, rci.recovery_rate) + ' (' + int(recovery.recovered_calls) + ' of ' +
+        int(recovery.failed_calls) + ' failed tool calls recovered), loop rate ' + withCi(recovery.loop_rate, rci.loop_rate) + ', corrective action ' +
+        withCi(recovery.corrective_action, rci.corrective_action) + ' (' + int(recovery.faulted_trials) + ' faulted trials).');
     });
     if (vRows.length) {
       root.append(card('Pass rate by variant', rawTable(vHeaders, vRows, 'grouped'),
-        note('Over all trials of each model, every variant included — ' + vNotes.join(' ')),
+        note('Over all trials of each model, every variant included — ' + vNotes.join(' ') + ' In brackets: 95% intervals, bootstrap over tasks (none with fewer than 2 tasks to resample).'),
         note('recovery: failed tool calls recovered; loops: trials repeating a failing call 3 times or running out of steps; corrective: faulted trials that still passed; tool errors: share of tool calls that failed.')));
     }
     // recovery by fault kind
@@ -508,7 +513,8 @@
         var tr = h('tr', null, h('td', { text: k }));
         withKinds.forEach(function (e) {
           var by = e.conditions.recovery.by_fault[k];
-          tr.append(h('td', null, by ? f3(by.rate) : '–', by ? h('div', { class: 'small muted', text: by.recovered + ' of ' + by.failed + ' calls' }) : null));
+          tr.append(h('td', null, by ? f3(by.rate) : '–', by ? h('div', { class: 'small muted', text: by.recovered + ' of ' + by.failed + ' calls' }) : null,
+            by ? ciLine((by.ci || {}).rate) : null));
         });
         return tr;
       });
@@ -536,7 +542,9 @@
       var dHeaders = ['model', 'clean pass@1', 'drift robustness', 'ratio to clean'].concat(names).map(function (x) { return h('th', { text: x }); });
       var drows = driftEntries.map(function (e) {
         var d = e.conditions.drift;
-        var tr = h('tr', null, modelCell(e), h('td', { text: f3(d.clean_pass_rate) }), h('td', null, h('b', { text: f3(d.drift_robustness) })), h('td', { text: f2(d.ratio_to_clean) + '×' }));
+        var dci = d.ci || {};
+        var tr = h('tr', null, modelCell(e), h('td', { text: f3(d.clean_pass_rate) }), h('td', null, h('b', { text: f3(d.drift_robustness) }), ciLine(dci.drift_robustness)),
+          h('td', null, f2(d.ratio_to_clean) + '×', ciLine(dci.ratio_to_clean)));
         names.forEach(function (n) {
           var v = d.variants[n];
           tr.append(h('td', null, v ? f3(v.pass_rate) : '–', v ? h('div', { class: 'small muted', text: f2(v.ratio_to_clean) + '× clean' }) : null));
@@ -544,7 +552,7 @@
         return tr;
       });
       root.append(card('Schema drift', h('div', { class: 'split' }, dc.box, h('div', null, rawTable(dHeaders, drows),
-        note('pass@1 when tools are renamed, parameters change and fields move (each drift variant of the suite). drift robustness: the mean over variants.')))));
+        note('pass@1 when tools are renamed, parameters change and fields move (each drift variant of the suite). drift robustness: the mean over variants. Under a value: its 95% interval (bootstrap over tasks, the ratio on the same tasks).')))));
       makeChart(dc.canvas, {
         type: 'bar',
         data: {
@@ -581,8 +589,10 @@
       root.append(card('Concurrent load', h('div', { class: 'split' }, lc.box, h('div', null, rawTable(lHeaders, lrows),
         note(loadEntries.map(function (e) {
           var L = e.conditions.load;
-          return e.label + ': completion under load ' + f3(L.completion_under_load) + ' at ' + L.peak + ' concurrent trials, ' + f2(L.ratio_to_baseline) + '× the baseline';
-        }).join('; ') + '. Level 1 stands for the clean trials when it was not run.')))));
+          var lci = L.ci || {};
+          return e.label + ': completion under load ' + withCi(L.completion_under_load, lci.completion_under_load) + ' at ' + L.peak + ' concurrent trials, ' +
+            f2(L.ratio_to_baseline) + '× the baseline' + (lci.ratio_to_baseline ? ' ' + ciText(lci.ratio_to_baseline) : '');
+        }).join('; ') + '. Level 1 stands for the clean trials when it was not run. In brackets: 95% intervals, bootstrap over tasks.')))));
       makeChart(lc.canvas, {
         type: 'line',
         data: {
@@ -596,7 +606,51 @@
         options: { scales: { x: { title: { display: true, text: 'concurrent trials' } }, y: { min: 0, max: 1, title: { display: true, text: 'pass@1' } } } }
       }, 'pass rate under load');
     }
+    if (any) conditionBreakdowns(root);
     if (!any) root.append(note('No production conditions in these runs: no failed tool call, no fault profile, drift variant or load level. Run with --faults, --drift, --load or --profile full.'));
+  }
+
+  // recovery, drift robustness and completion under load per tier and per task
+  var BREAKDOWN_COLUMNS = [
+    ['recovery', 'recovery', 'recovery_rate'], ['recovery', 'loops', 'loop_rate'], ['recovery', 'corrective', 'corrective_action'],
+    ['drift', 'drift robustness', 'drift_robustness'], ['drift', 'vs clean', 'ratio_to_clean'],
+    ['load', 'under load', 'completion_under_load'], ['load', 'vs baseline', 'ratio_to_baseline']
+  ];
+
+  function conditionBreakdowns(root) {
+    function measured(e, kind) {
+      var x = e.conditions || {};
+      return kind === 'recovery' ? (x.recovery || {}).failed_calls : x[kind];
+    }
+    var kinds = ['recovery', 'drift', 'load'].filter(function (kind) { return ENTRIES.some(function (e) { return measured(e, kind); }); });
+    var shown = ENTRIES.filter(function (e) { return kinds.some(function (kind) { return measured(e, kind); }); });
+    if (!shown.length) return;
+    var columns = BREAKDOWN_COLUMNS.filter(function (c) { return kinds.indexOf(c[0]) >= 0; });
+    function rows(by, keyName) {
+      var out = [];
+      shown.forEach(function (e) {
+        var keys = [];
+        kinds.forEach(function (kind) { Object.keys(e.conditions[kind + '_by_' + by] || {}).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
+        keys.sort();
+        keys.forEach(function (key, n) {
+          var tr = h('tr', { class: n === 0 ? 'first' : null }, n === 0 ? modelCell(e) : h('td'), h('td', { class: 'l', text: keyName(key) }));
+          columns.forEach(function (c) {
+            var v = (e.conditions[c[0] + '_by_' + by] || {})[key];
+            var x = v ? v[c[2]] : null;
+            tr.append(h('td', { text: c[2].indexOf('ratio') === 0 ? (num(x) ? f2(x) + '×' : '–') : f3(x) }));
+          });
+          out.push(tr);
+        });
+      });
+      return out;
+    }
+    function headers(first) {
+      return ['model', first].concat(columns.map(function (c) { return c[1]; })).map(function (x, j) { return h('th', { class: j < 2 ? 'l' : null, text: x }); });
+    }
+    var taskRows = rows('task', function (k) { return k; });
+    root.append(card('Conditions by tier and by task', rawTable(headers('tier'), rows('tier', function (k) { return 'tier ' + k; }), 'grouped'),
+      note('Per tier: recovery pools the trials of the tasks using a tool of the tier; drift robustness and completion under load are means over those tasks weighted by production weights, and each ratio divides the two weighted means. Per task: the same over the task\'s own trials.'),
+      h('details', null, h('summary', { text: 'By task (' + int(taskRows.length) + ' rows)' }), rawTable(headers('task'), taskRows, 'grouped'))));
   }
 
   // ------------------------------------------------------------ tiers and tags

@@ -1,0 +1,159 @@
+"""One model's production conditions: recovery, drift robustness and completion under load,
+over all of its trials, per task and per tier.
+
+Pure: it reads stored trial rows and per-task pass rates. See docs/metrics.md, "Production
+conditions".
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from toolproof.metrics.breakdown import TaskMeta, by_tier
+from toolproof.metrics.load import completion_under_load, divide, drift_robustness
+from toolproof.metrics.recovery import merge_counts, recovery_counts, recovery_rates
+
+TaskRates = Mapping[str, Mapping[str, float]]
+"""Per variant key (`""` for clean, `drift:v2`, `load:20`, ...): each task's pass@1."""
+
+NO_STATS: Mapping[str, Any] = {"failed": {}, "recovered": {}, "looped": False, "faulted": False}
+"""The recovery stats of a trial stored without any (no tool call failed)."""
+
+
+class RatioNames(NamedTuple):
+    """The keys of a pass rate under a condition, its ratio to a base rate, and the base."""
+
+    value: str
+    ratio: str
+    base: str
+
+
+DRIFT = RatioNames("drift_robustness", "ratio_to_clean", "clean_pass_rate")
+LOAD = RatioNames("completion_under_load", "ratio_to_baseline", "baseline_pass_rate")
+
+
+def recovery_pairs(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(outcome, recovery stats) of each trial row, as `recovery.pool` takes them."""
+    return [(row["outcome"], row.get("conditions") or NO_STATS) for row in rows]
+
+
+def mean_rate(rates: Mapping[str, float]) -> float:
+    """A variant's pass@1: the mean of its tasks' pass rates (0 with no task)."""
+    return sum(rates.values()) / len(rates) if rates else 0.0
+
+
+def drift_keys(rates: TaskRates) -> dict[str, str]:
+    """Drift variant name -> its variant key, for the plain (uncombined) drift variants."""
+    return {
+        key.removeprefix("drift:"): key
+        for key in rates
+        if key.startswith("drift:") and "+" not in key
+    }
+
+
+def load_keys(rates: TaskRates) -> dict[int, str]:
+    """Load level -> its variant key; when level 1 was not run, the clean trials stand for it.
+    Empty when no plain load level was run."""
+    levels = {
+        int(key.removeprefix("load:")): key
+        for key in rates
+        if key.startswith("load:") and "+" not in key
+    }
+    if levels and 1 not in levels and "" in rates:
+        levels[1] = ""
+    return levels
+
+
+def task_recovery_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each task's `recovery_counts` over its trial rows, the tasks sorted."""
+    grouped: dict[str, list[tuple[str, Mapping[str, Any]]]] = defaultdict(list)
+    for row in rows:
+        grouped[row["task_id"]].append((row["outcome"], row.get("conditions") or NO_STATS))
+    return {task: recovery_counts(grouped[task]) for task in sorted(grouped)}
+
+
+def conditions_summary(
+    counts: Mapping[str, Mapping[str, Any]], rates: TaskRates, metas: Sequence[TaskMeta]
+) -> dict[str, Any]:
+    """Recovery over all of a model's trials (from each task's `recovery_counts`); drift
+    robustness and completion under load (from each variant's per-task pass rates) when
+    drift variants and load levels were run; each of them also per task and per tier."""
+    pass_rates = {key: mean_rate(r) for key, r in rates.items()}
+    drift, levels = drift_keys(rates), load_keys(rates)
+    out: dict[str, Any] = {"recovery": recovery_rates(merge_counts(counts.values()))}
+    if drift:
+        variants = {name: pass_rates[key] for name, key in drift.items()}
+        out["drift"] = drift_robustness(pass_rates.get(""), variants)
+    if levels:
+        load = completion_under_load({lv: pass_rates[k] for lv, k in levels.items()}, max(levels))
+        out["load"] = load
+    out["recovery_by_task"] = {task: _brief(c) for task, c in counts.items()}
+    tasks_by_tier: dict[str, list[str]] = defaultdict(list)
+    for meta in metas:
+        if meta.task_id in counts:
+            for tier in sorted({t for t, _ in meta.tools.values()}):
+                tasks_by_tier[str(tier)].append(meta.task_id)
+    out["recovery_by_tier"] = {
+        tier: _brief(merge_counts(counts[t] for t in tasks))
+        for tier, tasks in sorted(tasks_by_tier.items())
+    }
+    if drift:
+        by_task = per_task_ratio([rates[key] for key in drift.values()], rates.get(""), DRIFT)
+        out["drift_by_task"] = by_task
+        out["drift_by_tier"] = per_tier_ratio(by_task, metas, DRIFT)
+    if levels:
+        peak, baseline = rates[levels[load["peak"]]], rates[levels[load["baseline"]]]
+        by_task = per_task_ratio([peak], baseline, LOAD)
+        out["load_by_task"] = by_task
+        out["load_by_tier"] = per_tier_ratio(by_task, metas, LOAD)
+    return out
+
+
+def _brief(counts: Mapping[str, Any]) -> dict[str, Any]:
+    """recovery_rate, loop_rate, corrective_action and failed_calls of a task or tier."""
+    names = ("recovery_rate", "loop_rate", "corrective_action", "failed_calls")
+    return {name: value for name, value in recovery_rates(counts).items() if name in names}
+
+
+def per_task_ratio(
+    conditions: Sequence[Mapping[str, float]],
+    bases: Mapping[str, float] | None,
+    names: RatioNames,
+) -> dict[str, dict[str, float | None]]:
+    """Per task: the mean of its pass rates under the conditions it was run under, its base
+    pass rate (None when the task has none) and their ratio (None when the base is 0 or
+    missing)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for task in sorted({task for rates in conditions for task in rates}):
+        values = [rates[task] for rates in conditions if task in rates]
+        value = sum(values) / len(values)
+        base = bases.get(task) if bases is not None else None
+        out[task] = {names.value: value, names.ratio: divide(value, base), names.base: base}
+    return out
+
+
+def per_tier_ratio(
+    by_task: Mapping[str, Mapping[str, float | None]],
+    metas: Sequence[TaskMeta],
+    names: RatioNames,
+) -> dict[str, dict[str, float | None]]:
+    """Per tier: the tasks using it and their weight, the production-weighted mean of the
+    tasks' values and of their base rates (over the tasks that have one), and the ratio of
+    the two."""
+    values, bases = (
+        by_tier({t: {name: v} for t, row in by_task.items() if (v := row[name]) is not None}, metas)
+        for name in (names.value, names.base)
+    )
+    out: dict[str, dict[str, float | None]] = {}
+    for tier, row in values.items():
+        base = bases.get(tier, {}).get(names.base)
+        out[str(tier)] = {
+            "tasks": row["tasks"],
+            "weight": row["weight"],
+            names.value: row[names.value],
+            names.ratio: divide(row[names.value], base),
+            names.base: base,
+        }
+    return out
