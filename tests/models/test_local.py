@@ -93,7 +93,7 @@ def test_local_models_are_named_by_the_bundled_name_or_a_gguf_path(local_model_p
         inner = built.inner if isinstance(built, Metered) else built
         assert isinstance(inner, LocalLlamaClient)
         assert (inner.model_path, inner.n_threads, inner.n_ctx) == (local_model_path, 1, 2048)
-    with pytest.raises(UsageError, match="local/PATH.gguf"):
+    with pytest.raises(UsageError, match=r"local/PATH\.gguf"):
         build_client(choose_model("local/llama3", config, {}, {}), config, PriceTable())
 
 

@@ -39,7 +39,9 @@ class ModelChoice:
     @property
     def identity(self) -> str:
         """The name plus a hash of the settings that change its behaviour."""
-        settings = self.entry.model_dump(exclude={"headers", "api_key_env", "max_concurrency", "n_threads"})
+        settings = self.entry.model_dump(
+            exclude={"headers", "api_key_env", "max_concurrency", "n_threads"}
+        )
         blob = json.dumps(settings, sort_keys=True, default=str).encode()
         return f"{self.name}#{hashlib.sha256(blob).hexdigest()[:12]}"
 
