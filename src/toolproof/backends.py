@@ -36,7 +36,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +76,23 @@ TAIL_LINES = 20
 _current: contextvars.ContextVar[TrialEnvironment | None] = contextvars.ContextVar(
     "toolproof_trial", default=None
 )
+_on_demand: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "toolproof_services_on_demand", default=False
+)
+
+
+@contextlib.contextmanager
+def services_on_demand() -> Iterator[None]:
+    """Suites loaded inside start their services when something first needs them (a trial,
+    a call, a document or a tool list that a service serves) rather than at load: for
+    commands that read stored results, like `regrade`, which then start none. A service
+    that does not come up is then an infrastructure error where it is needed, not a
+    located suite error."""
+    token = _on_demand.set(True)
+    try:
+        yield
+    finally:
+        _on_demand.reset(token)
 
 
 # ---------------------------------------------------------------- placeholders
@@ -368,9 +385,13 @@ class Service:
         except OSError:
             return ""
 
+    def reserve(self) -> None:
+        """Choose its port (so its address is known before it starts)."""
+        self.port = self.port or self.spec.port or free_port()
+
     def start(self) -> None:
         """Start the process and wait until it answers; raises InfraError with its log."""
-        self.port = self.spec.port or free_port()
+        self.reserve()
         names = {"suite_dir": str(self.root), "python": sys.executable, "port": str(self.port)}
         argv = [expand(a, names) for a in self.spec.command]
         cwd = self.root / expand(self.spec.cwd, names) if self.spec.cwd else self.root
@@ -482,6 +503,9 @@ class Runtime:
         self._shared: dict[str, MCPConnection] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._channels: dict[str, HTTPChannel] = {}
+        self.on_demand = _on_demand.get()
+        """Services start when first needed, not at load (`services_on_demand`)."""
+        self._starting = threading.Lock()
         self.closed = False
         _LIVE.add(self)
 
@@ -496,16 +520,26 @@ class Runtime:
     # -------------------------------------------------------- run level
 
     def start_services(self) -> None:
-        """Start every service of the suite, in order; raises InfraError on the first that
-        does not come up (those already started keep running until `close`)."""
+        """Start every service of the suite, in order (only choose their ports when they
+        start on demand); raises InfraError on the first that does not come up (those
+        already started keep running until `close`)."""
         for name, spec in self.file.services.items():
             if name in self.services:
                 continue
             service = Service(name, spec, self.root)
             self.services[name] = service
-            service.start()
+            service.reserve()
             self.variables[f"services.{name}.port"] = str(service.port)
             self.variables[f"services.{name}.url"] = service.url
+            if not self.on_demand:
+                service.start()
+
+    def ensure_services(self) -> None:
+        """Start the services that have not started yet (blocking; from any thread)."""
+        with self._starting:
+            for service in self.services.values():
+                if service.process is None:
+                    service.start()
 
     def service_failure(self) -> str | None:
         """The log of a service that has died since it started, if one has."""
@@ -584,6 +618,7 @@ class Runtime:
                 return connection
             if connection is not None:
                 await connection.stop()
+            await asyncio.to_thread(self.ensure_services)
             connection = MCPConnection(self.launch(backend, self.variables))
             self._shared[backend] = connection
             await connection.start()
@@ -652,6 +687,7 @@ class Runtime:
                 self.service_failure,
                 trial_headers if bound else None,
                 set(bound),
+                self.ensure_services,
             )
             self._channels[backend] = channel
         return channel
@@ -663,6 +699,8 @@ class Runtime:
         spec = self.file.backends[backend]
         assert isinstance(spec, OpenAPIBackend)
         source = expand(spec.spec, self.variables)
+        if source.startswith(("http://", "https://")):
+            self.ensure_services()
         return fetch_document(source, self.root)
 
     # -------------------------------------------------------- trials
@@ -761,6 +799,8 @@ class TrialEnvironment:
         """Make trial_dir and run the setup hook; raises InfraError when the environment
         cannot be prepared (a dead service, a failing hook)."""
         self._token = _current.set(self)
+        if self.runtime.on_demand:
+            await asyncio.to_thread(self.runtime.ensure_services)
         failure = self.runtime.service_failure()
         if failure:
             raise InfraError(failure)

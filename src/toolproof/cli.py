@@ -351,11 +351,14 @@ def regrade(
     json_path: JsonOpt = None,
 ) -> None:
     """Re-grade a run's stored transcripts against the suite's current expectations."""
+    from toolproof.backends import services_on_demand
     from toolproof.runner.regrade import regrade_run
 
     journal = Store(store)
     path = suite or Path(journal.run(run_id)["config"]["suite_path"])
-    changed = asyncio.run(regrade_run(load_suite(path), journal, run_id))
+    with services_on_demand():  # no live system is called: start none it can do without
+        loaded = load_suite(path)
+    changed = asyncio.run(regrade_run(loaded, journal, run_id))
     console.print(f"re-graded run {run_id}: {changed} trial outcomes changed")
     finish(run_summary(journal, run_id), json_path, None)
 

@@ -20,6 +20,9 @@ Trials go into one run per (suite content, variant, seed, trials per task, agent
 the command again for the next trial (--trial defaults to the first one the run lacks), and
 `toolproof show RUN` gives pass^k as for any run.
 
+There is no load level: load is trials competing in one process for shared capacity, and a
+served trial runs alone (docs/agents.md says more).
+
 All of the `mcp` SDK is imported inside the functions here, so the rest of toolproof does not
 need it.
 """

@@ -13,15 +13,19 @@ import pytest
 
 from toolproof.agents.base import Agent
 from toolproof.agents.baselines import OracleAgent, RetryingOracle
+from toolproof.backends import services_on_demand
 from toolproof.errors import InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.results import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
+from toolproof.runner.regrade import regrade_run
+from toolproof.runner.run import RunRequest, run_suite
 from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.loader import load_suite
 from toolproof.spec.suite import Suite
+from toolproof.store.journal import Store
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.world import World
 
@@ -237,3 +241,24 @@ def test_the_service_dying_mid_trial_is_an_infra_error() -> None:
         assert "service of backend 'custdb' is unreachable" in result.reason
         assert "service 'custdb' died" in result.reason
         assert result.transcript.checks() == []
+
+
+def test_regrade_starts_no_service_and_trials_start_it_on_demand(
+    crm: Suite, tmp_path: Path
+) -> None:
+    store = Store(str(tmp_path / "runs.db"))
+    request = RunRequest(
+        agent="oracle", trials=1, k=[1], tasks=f"{STALE},golden-nickname-three-systems"
+    )
+    report = asyncio.run(run_suite(crm, request, store))
+    assert report.summary["counts"]["passed"] == 2
+    with services_on_demand(), load_suite(CRM) as suite:
+        assert suite.runtime is not None
+        service = suite.runtime.services["custdb"]
+        assert service.process is None and service.port > 0  # its address, not a process
+        assert suite.content_hash == crm.content_hash
+        assert asyncio.run(regrade_run(suite, store, report.run_id)) == 0
+        assert service.process is None
+        # what does need it starts it
+        assert asyncio.run(trial(suite, STALE)).outcome == "passed"
+        assert service.alive()

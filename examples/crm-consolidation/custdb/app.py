@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import yaml
 from fastapi import FastAPI, Header, Request
 from fastapi.responses import PlainTextResponse, Response
-from world import TODAY, build
+from world import TODAY, build  # the suite's world.py: the service runs in the suite folder
 
 SUITE = Path(__file__).resolve().parents[1]
 SEARCH_FIELDS = ("any", "name", "dom", "domain", "email", "e_mail", "id")

@@ -19,6 +19,7 @@ operations without documented error responses are listed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -359,7 +360,8 @@ class HTTPChannel:
     """One backend's HTTP client, living on the backends' host loop.
 
     `headers` go with every call; `trial_headers` (named in `bound`) are computed for each
-    call from its context, for values that belong to the calling trial (a tenant)."""
+    call from its context, for values that belong to the calling trial (a tenant). `ready`
+    runs (in a thread) before the first request: it starts services that start on demand."""
 
     def __init__(
         self,
@@ -370,6 +372,7 @@ class HTTPChannel:
         failure: Callable[[], str | None] = lambda: None,
         trial_headers: Callable[[ToolContext], dict[str, str]] | None = None,
         bound: set[str] | None = None,
+        ready: Callable[[], None] = lambda: None,
     ) -> None:
         self.backend = backend
         self.host = host
@@ -378,6 +381,7 @@ class HTTPChannel:
         self.failure = failure
         self.trial_headers = trial_headers or (lambda context: {})
         self.bound = bound or set()
+        self.ready = ready
         self._client: httpx2.AsyncClient | None = None
 
     @property
@@ -407,7 +411,9 @@ class HTTPChannel:
         media_type: str | None,
     ) -> httpx2.Response:
         if self._client is None:
-            self._client = httpx2.AsyncClient(headers=self.headers, timeout=self.timeout_s)
+            await asyncio.to_thread(self.ready)
+            if self._client is None:
+                self._client = httpx2.AsyncClient(headers=self.headers, timeout=self.timeout_s)
         all_headers = dict(headers)
         if media_type is not None:
             all_headers["content-type"] = media_type
