@@ -7,8 +7,10 @@ a retail conversation (the policy, 17 tool schemas, a user turn, two tool calls 
 results) and answered from a recorded response by an in-memory HTTP transport, so no time is
 spent on a network or a server: what is measured is the whole client side of a call.
 
-For each adapter three figures, the median over `--calls` calls after a warm-up:
+For each adapter four figures, the median over `--calls` calls after a warm-up:
 
+- `http`: the same request body posted with plain httpx and the answer decoded from JSON: the
+  floor any client pays before it maps anything;
 - `sdk`: the provider SDK's typed call (`chat.completions.create`, `messages.create`) given
   arguments already in the wire format: what any client built on the SDK pays;
 - `adapter`: our adapter's `generate` (our messages and tools mapped to the wire format, the
@@ -16,6 +18,7 @@ For each adapter three figures, the median over `--calls` calls after a warm-up:
 - `as run`: the adapter as `toolproof run` builds it, inside the retry loop with its adaptive
   concurrency limit and the price meter.
 
+`as run - http` is what the adapter, SDK included, adds on top of the network;
 `adapter - sdk` is what our side adds to the SDK's (negative for OpenAI: the adapter posts
 the body it built through the SDK's client, skipping the typed call's walk over every tool
 schema); `as run` is everything the harness adds to a call.
@@ -152,17 +155,27 @@ async def main() -> None:
     adapters.append(("anthropic", anthropic, sdk_anthropic))
 
     print(f"{args.calls} calls each; median per call, microseconds")
-    print(f"{'adapter':20} {'sdk':>8} {'adapter':>8} {'as run':>8} {'mapping':>8} {'added':>8}")
+    head = ("http", "sdk", "adapter", "as run", "mapping", "added")
+    print(f"{'adapter':20}" + "".join(f"{h:>9}" for h in head))
     for label, client, sdk_call in adapters:
         wrapped = Metered(RetryingClient(client, limiter=AdaptiveLimiter(16)), prices)
+        answer = anthropic_body if label == "anthropic" else openai_body
+        body = json.dumps(
+            {"model": "m", "messages": [m.model_dump() for m in messages], "tools": wire_tools}
+        ).encode()
+        plain = transport(answer)
+
+        async def http(plain: httpx2.AsyncClient = plain, body: bytes = body) -> Any:
+            response = await plain.post("http://127.0.0.1:9/v1", content=body)
+            return response.json()
+
+        http_us = await median_us(args.calls, http)
         sdk_us = await median_us(args.calls, sdk_call)
         adapter_us = await median_us(args.calls, lambda c=client: c.generate(messages, tools))
         run_us = await median_us(args.calls, lambda w=wrapped: w.generate(messages, tools))
-        print(
-            f"{label:20} {sdk_us:8.0f} {adapter_us:8.0f} {run_us:8.0f} "
-            f"{adapter_us - sdk_us:8.0f} {run_us:8.0f}"
-        )
-    print("mapping = adapter - sdk; added = as run (all the client side of a call, no network)")
+        figures = (http_us, sdk_us, adapter_us, run_us, adapter_us - sdk_us, run_us - http_us)
+        print(f"{label:20}" + "".join(f"{f:9.0f}" for f in figures))
+    print("mapping = adapter - sdk; added = as run - http (what the adapter adds to the network)")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from typing import Literal, TypeAlias
 
 import anthropic
 import httpx2
+import orjson
 from anthropic import Omit, omit
 from anthropic.types import Message as AnthropicMessage
 from anthropic.types import (
@@ -102,21 +103,13 @@ class AnthropicClient(ModelClient):
         self._thinking: OrderedDict[str, list[Thinking]] = OrderedDict()
 
     async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
-        s = self.settings
-        system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
-        body = dict(s.extra)
-        if s.temperature is not None:
-            body.setdefault("temperature", s.temperature)
         started = time.perf_counter()
         try:
-            response = await self.client.messages.create(
-                model=self.model,
-                max_tokens=DEFAULT_MAX_TOKENS if s.max_tokens is None else s.max_tokens,
-                messages=self._messages(messages),
-                system=system or omit,
-                tools=[_tool(t) for t in tools] if tools else omit,
-                tool_choice=self._tool_choice() if tools else omit,
-                extra_body=body or None,
+            response = await self.client.post(
+                "/v1/messages",
+                content=orjson.dumps(self.request(messages, tools)),
+                cast_to=AnthropicMessage,
+                options={"headers": {"Content-Type": "application/json"}},
             )
         except anthropic.APIStatusError as exc:
             raise self._status_error(exc) from exc
@@ -128,6 +121,28 @@ class AnthropicClient(ModelClient):
             raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
         latency = time.perf_counter() - started
         return self._response(response, latency)
+
+    def request(self, messages: list[Message], tools: list[ToolSchema]) -> dict[str, object]:
+        """The request body in the wire format, posted as JSON bytes (the SDK's typed
+        `create` would copy every value of it, each tool's schema included, on every call)."""
+        s = self.settings
+        system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+        body: dict[str, object] = {
+            "model": self.model,
+            "max_tokens": DEFAULT_MAX_TOKENS if s.max_tokens is None else s.max_tokens,
+            "messages": self._messages(messages),
+        }
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = [_tool(t) for t in tools]
+            choice = self._tool_choice()
+            if not isinstance(choice, Omit):
+                body["tool_choice"] = choice
+        if s.temperature is not None:
+            body["temperature"] = s.temperature
+        body.update(s.extra)
+        return body
 
     def _messages(self, messages: list[Message]) -> list[MessageParam]:
         turns: list[tuple[Literal["user", "assistant"], list[Block]]] = []

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx2
 import openai
+import orjson
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionFunctionToolParam,
@@ -55,6 +56,7 @@ _OVERFLOW_CODES = {
     "exceed_context_size_error",
     "string_above_max_length",
 }
+_JSON = {"Content-Type": "application/json"}
 # 429s that no wait will cure.
 _QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached"}
 
@@ -98,9 +100,9 @@ class OpenAIChatClient(ModelClient):
         try:
             completion = await self.client.post(
                 "/chat/completions",
-                body=self.request(messages, tools),
+                content=orjson.dumps(self.request(messages, tools)),
                 cast_to=ChatCompletion,
-                options={"security": {"bearer_auth": True}},
+                options={"security": {"bearer_auth": True}, "headers": _JSON},
             )
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from exc
@@ -116,9 +118,10 @@ class OpenAIChatClient(ModelClient):
     def request(self, messages: list[Message], tools: list[ToolSchema]) -> dict[str, Any]:
         """The request body, in the wire format.
 
-        It is posted as it is: the SDK's typed `create` first walks every value of its
+        It is posted as JSON bytes: the SDK's typed `create` first walks every value of its
         arguments (each tool's JSON Schema included) to apply aliases and formats that chat
-        requests do not use, which costs ~10 ms a call with 17 tools (bench/adapter.py).
+        requests do not use, then copies and encodes them, which costs ~5 ms a call with 17
+        tools (bench/adapter.py).
         """
         s = self.settings
         body: dict[str, Any] = {
