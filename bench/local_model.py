@@ -79,6 +79,9 @@ def main() -> None:
     llama = engine.load()
     print(f"model {Path(model.model_path).name}, {args.threads} threads, ", end="")
     print(f"loaded in {time.perf_counter() - started:.2f}s")
+    import llama_cpp
+
+    print(f"llama.cpp {llama_cpp.llama_print_system_info().decode().strip()}")
 
     suite = load_suite(RETAIL)
     tools = [b.schema for b in suite.tools.values()]

@@ -83,6 +83,12 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 0.8
 DEFAULT_REPEAT_PENALTY = 1.1
+DEFAULT_THREADS = 2
+DEFAULT_CONTEXT = 8192
+# A snapshot holds a conversation's KV cache: ~23 KB a token for SmolLM2-135M, so ~100 MB for
+# a retail trial. Trials of a run take turns at the model; when their snapshots do not all fit,
+# the least recently used goes and its trial's next turn evaluates its whole prompt again.
+DEFAULT_CACHE_BYTES = 2 << 30
 TOOLPROOF_FORMAT = "toolproof"
 # Restoring a snapshot costs a copy of its KV cache; below this gain, evaluating is as cheap.
 _MIN_SNAPSHOT_GAIN = 16
@@ -420,12 +426,12 @@ class LocalLlamaClient(ModelClient):
         *,
         name: str = "local/smollm2",
         settings: ModelSettings | None = None,
-        n_threads: int = 2,
-        n_ctx: int = 8192,
+        n_threads: int = DEFAULT_THREADS,
+        n_ctx: int = DEFAULT_CONTEXT,
         seed: int | None = None,
         chat_format: str = TOOLPROOF_FORMAT,
         concurrency: int = 1,
-        cache_bytes: int = 512 << 20,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         _require_llama_cpp()
         self.model_path = model_path or default_model_path()

@@ -114,14 +114,14 @@ def build_client(choice: ModelChoice, config: Config, prices: PriceTable) -> Mod
     )
     client: ModelClient
     if choice.provider == "local":
-        from toolproof.models.local import LocalLlamaClient
+        from toolproof.models.local import DEFAULT_CONTEXT, DEFAULT_THREADS, LocalLlamaClient
 
         client = LocalLlamaClient(
             local_model_path(choice.model),
             name=choice.name,
             settings=settings,
-            n_threads=entry.n_threads or 2,
-            n_ctx=entry.n_ctx or 8192,
+            n_threads=entry.n_threads or DEFAULT_THREADS,
+            n_ctx=entry.n_ctx or DEFAULT_CONTEXT,
         )
     else:
         from toolproof.models.retry import AdaptiveLimiter, RetryingClient
