@@ -270,3 +270,26 @@ def test_run_refused_for_a_failing_gold_action_leaves_no_run(tmp_path: Path) -> 
     line = line_with(text, "- id: missing-order")
     assert f"suite.yaml:{line}: gold action 1 get_order failed" in result.stderr
     assert Store(str(store)).runs() == []
+
+
+# ---------------------------------------------------------------- reading a missing store
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "R1"],
+        ["runs"],
+        ["regrade", "R1"],
+        ["report", "R1", "-o", "report.html"],
+        ["gate", "R1"],
+        ["compare", "R1", "R2"],
+        ["verify", "R1"],
+    ],
+)
+def test_commands_that_read_results_never_create_a_store(tmp_path: Path, args: list[str]) -> None:
+    missing = tmp_path / "typo.db"
+    result = toolproof(*args, "--store", missing, cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"no results store at {missing}" in result.stdout + result.stderr
+    assert not missing.exists()

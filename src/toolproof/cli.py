@@ -25,7 +25,7 @@ from toolproof.runner.run import RunRequest, RunStart, run_suite
 from toolproof.serve import serve_tools
 from toolproof.spec.loader import load_suite
 from toolproof.store.journal import Store
-from toolproof.store.queries import run_summary
+from toolproof.store.queries import open_existing, run_summary
 from toolproof.view.command import view as view_command
 
 app = typer.Typer(
@@ -354,7 +354,7 @@ def regrade(
     from toolproof.backends import services_on_demand
     from toolproof.runner.regrade import regrade_run
 
-    journal = Store(store)
+    journal = open_existing(store)
     path = suite or Path(journal.run(run_id)["config"]["suite_path"])
     with services_on_demand():  # no live system is called: start none it can do without
         loaded = load_suite(path)
@@ -373,7 +373,7 @@ def show(
     infra_errors: Annotated[str | None, typer.Option("--infra-errors")] = None,
 ) -> None:
     """Print a stored run's summary (optionally at other k or another infra policy)."""
-    journal = Store(store)
+    journal = open_existing(store)
     summary = run_summary(
         journal,
         run_id,
@@ -390,7 +390,7 @@ def runs(store: StoreOpt = None, limit: int = 20) -> None:
     table.add_column("run", no_wrap=True)
     for column in ("suite", "agent", "status", "trials", "created"):
         table.add_column(column)
-    for row in Store(store).runs(limit):
+    for row in open_existing(store).runs(limit):
         table.add_row(
             row["id"],
             f"{row['suite_name']} {row['suite_version']}",

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from toolproof.errors import UsageError
-from toolproof.store.journal import Store
+from toolproof.store.queries import open_existing
 
 console = Console() if sys.stdout.isatty() else Console(width=160)
 
@@ -69,7 +69,7 @@ def gate(
     from toolproof.report.markdown import write_markdown
 
     flags = flag_spec(min_ or [], max_ or [], max_regression)
-    journal = Store(store)
+    journal = open_existing(store)
     run = journal.run(run_id)
     spec, sources, warnings = resolve_spec(run, suite, flags, baseline)
     result = evaluate_gate(journal, run_id, spec, baseline, sources)
@@ -124,7 +124,7 @@ def compare(
     """B − A per metric and per task, with paired tests over matched trials."""
     from toolproof.compare import compare_runs, comparison_tables
 
-    comparison = compare_runs(Store(store), run_a, run_b, alpha=alpha)
+    comparison = compare_runs(open_existing(store), run_a, run_b, alpha=alpha)
     for table in comparison_tables(comparison):
         console.print(table)
     for warning in comparison.warnings:
@@ -165,7 +165,7 @@ def verify(
     manifest, naming the trial."""
     from toolproof.audit import load_manifest, record_manifest, verify_run
 
-    journal = Store(store)
+    journal = open_existing(store)
     if record:
         if load_manifest(journal, run_id) is not None:
             raise UsageError(f"--record: run {run_id} already has a manifest; verify it instead")

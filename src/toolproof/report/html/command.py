@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
-from toolproof.store.journal import Store
+from toolproof.store.queries import open_existing
 
 
 def report(
@@ -40,7 +40,9 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (works offline): scores, pass^k curves, conditions,
     cost, the task × trial grid and every trial's transcript."""
-    stats = write_report(Store(store), run_ids, output, title=title, transcripts_mb=transcripts_mb)
+    stats = write_report(
+        open_existing(store), run_ids, output, title=title, transcripts_mb=transcripts_mb
+    )
     records = (
         "every trial's record"
         if stats.transcripts == stats.trials
