@@ -31,7 +31,7 @@ install: $(VENV)/.installed
 dev: $(VENV)/.dev-installed
 
 # The embedded model (no --agent, no --model), offline: 3 lookup tasks x 2 trials, at most 6
-# model turns of 128 tokens each; about 4 minutes on two quiet cores.
+# model turns of 128 tokens each; 3-4 minutes on two quiet cores.
 demo: install
 	$(BIN)/toolproof validate $(SUITE)
 	$(BIN)/toolproof run $(SUITE) --tasks $(DEMO_TASKS) --trials $(DEMO_TRIALS) --k 1,2 \

@@ -125,6 +125,47 @@ def test_a_tool_call_with_tool_choice_auto(local_model_path: str) -> None:
     assert response.message.content == ""
 
 
+def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
+    local_model_path: str,
+) -> None:
+    # Greedy, the masked distribution's choice is unique: checking the grammar only on the
+    # sampled token must give, token for token, what llama-cpp-python's full mask gives.
+    from toolproof.models.local import _complete_lazily, _engine
+
+    model = client(local_model_path)
+    engine = _engine(model.model_path, model.n_ctx, model.n_threads)
+    with engine.lock:
+        llama = engine.load()
+        order = ToolSchema(
+            "get_order",
+            "Look up an order by its id.",
+            {
+                "type": "object",
+                "properties": {
+                    "order_id": {"type": "string"},
+                    "status": {"enum": ["pending", "shipped", "delivered"]},
+                    "limit": {"type": "integer"},
+                },
+                "required": ["order_id", "status", "limit"],
+            },
+        )
+        prompt = render_prompt([SYSTEM, ASK], [WEATHER, order])
+        tokens = llama.tokenize(prompt.encode(), add_bos=True, special=True)
+        sampling = {"temperature": 0.0, "repeat_penalty": 1.1, "seed": 7}
+        for choice in ("required", "get_order"):
+            grammar = engine.grammar([WEATHER, order], choice, False)
+            llama.reset()
+            stock = llama.create_completion(
+                tokens, max_tokens=40, grammar=grammar, stop=["<|im_end|>"], **sampling
+            )
+            llama.reset()
+            text, count, _ = _complete_lazily(llama, tokens, 40, sampling, grammar)
+            assert text == stock["choices"][0]["text"]  # type: ignore[index]
+            assert count == stock["usage"]["completion_tokens"]  # type: ignore[index]
+            assert text.startswith("functions.get_")
+        llama.reset()
+
+
 def test_parallel_calls_have_distinct_ids(local_model_path: str) -> None:
     model = client(local_model_path, max_tokens=40, parallel_tool_calls=True)
     response = asyncio.run(model.generate([SYSTEM, ASK], [WEATHER]))
