@@ -7,6 +7,7 @@ no known price has an unknown cost, shown as such: never as zero.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,8 +53,14 @@ BUNDLED: dict[str, Price] = {
 }
 
 
+# A provider's snapshot of a model: `gpt-4o-2024-08-06`, `claude-sonnet-4-5-20250929`.
+_SNAPSHOT = re.compile(r"\d{8}|\d{4}-\d{2}-\d{2}|latest")
+
+
 class PriceTable:
-    """Bundled prices with overrides; looks a model up exactly, then by longest prefix."""
+    """Bundled prices with overrides; looks a model up exactly, then as a dated snapshot of a
+    priced model. Any other name is unpriced: a newer version (`claude-opus-4-8`) never takes
+    an older one's price (`claude-opus-4`)."""
 
     def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
         self.prices = {**BUNDLED, **(overrides or {})}
@@ -61,7 +68,11 @@ class PriceTable:
     def price(self, model: str) -> Price | None:
         if model in self.prices:
             return self.prices[model]
-        matches = [name for name in self.prices if model.startswith(name + "-")]
+        matches = [
+            name
+            for name in self.prices
+            if model.startswith(name + "-") and _SNAPSHOT.fullmatch(model[len(name) + 1 :])
+        ]
         return self.prices[max(matches, key=len)] if matches else None
 
     def cost(self, model: str, usage: Usage) -> float | None:
