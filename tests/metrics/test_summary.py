@@ -197,3 +197,14 @@ def test_a_partial_run_leaves_tasks_without_trials_out_of_the_breakdowns() -> No
     # only a counts: pass@1 = 1/2
     assert summary["tiers"]["1"]["pass@1"] == 0.5
     assert summary["tags"]["refunds"]["pass@1"] == 0.5
+
+
+def test_one_task_gives_no_interval_rather_than_a_point() -> None:
+    # Over a single task the bootstrap can only redraw that task: a zero-width "interval"
+    # would claim a certainty the run does not have.
+    single = summarize_run([r for r in ROWS if r["task_id"] == "c"], METAS, [2], "fail")
+    assert single["metrics"]["pass@1"] == pytest.approx(0.25)
+    assert single["ci"]["pass@1"] is None and single["ci"]["pass^2"] is None
+    both = summarize_run([r for r in ROWS if r["task_id"] != "b"], METAS, [2], "fail")
+    low, high = both["ci"]["pass@1"]
+    assert low < both["metrics"]["pass@1"] < high

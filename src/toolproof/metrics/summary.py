@@ -235,8 +235,12 @@ def summarize_group(
     out["metrics"] = {**(summarize(tasks, ks) if tasks else {}), **economics(rows)}
     names = ["pass@1", *(f"pass^{k}" for k in ks)]
     table = [[per[t.task_id][name] for name in names] for t in tasks]
-    intervals = bootstrap_means(table, seed=seed) if tasks else []
-    out["ci"] = {name: list(interval) for name, interval in zip(names, intervals, strict=False)}
+    # An interval over tasks needs two tasks at least: over one it would be a point, and
+    # show a certainty the run does not have. Then it is null, as for the condition metrics.
+    intervals = bootstrap_means(table, seed=seed) if len(tasks) >= 2 else []
+    out["ci"] = dict.fromkeys(names) | {
+        name: list(interval) for name, interval in zip(names, intervals, strict=False)
+    }
     out["tiers"] = {str(t): v for t, v in by_tier(per, metas).items()}
     out["tags"] = by_tag(per, metas)
     grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
