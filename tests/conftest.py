@@ -3,6 +3,7 @@ Chromium."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,10 @@ from support import MINI_FILES, write_files
 
 from toolproof.spec.loader import load_suite
 from toolproof.spec.suite import Suite
+
+# The embedded model's disk cache of long prompts stays out of the tests (and of the home
+# folder); tests/models/test_local.py turns it on where it is the subject.
+os.environ["TOOLPROOF_CACHE_DIR"] = "off"
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -164,6 +165,43 @@ def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
             assert count == stock["usage"]["completion_tokens"]  # type: ignore[index]
             assert text.startswith("functions.get_")
         llama.reset()
+
+
+def test_a_long_prompt_is_restored_from_the_disk_cache(
+    local_model_path: str, tmp_path: Path
+) -> None:
+    from toolproof.models.local import _DiskCache, _engine
+
+    model = client(local_model_path, max_tokens=4)
+    engine = _engine(model.model_path, model.n_ctx, model.n_threads)
+    rules = " ".join(f"Rule {i}: answer customers kindly." for i in range(130))
+    policy = Message(role="system", content=rules)
+
+    def forget() -> None:  # what a new process starts from
+        with engine.lock:
+            engine.load().reset()
+            engine.snapshots.clear()
+            engine.snapshot_bytes = 0
+
+    kept, engine.disk = engine.disk, _DiskCache(tmp_path)
+    try:
+        forget()
+        first = asyncio.run(model.generate([policy, ASK], []))
+        assert first.usage.cached_tokens == 0 and first.usage.input_tokens > 1024
+        assert len(list(tmp_path.glob("*.kv"))) == 1
+        forget()
+        other = Message(role="user", content="And in Rome?")
+        second = asyncio.run(model.generate([policy, other], []))
+        prefix = len(render_prompt([policy], []).removesuffix("<|im_start|>assistant\n")) // 8
+        assert second.usage.cached_tokens > prefix  # the policy, restored, not evaluated
+        forget()
+        (tmp_path / "garbage.kv").write_bytes(b"\x01")  # unreadable files are skipped
+        third = asyncio.run(model.generate([policy, other], []))
+        assert third.usage.cached_tokens == second.usage.cached_tokens
+        assert third.message.content == second.message.content
+    finally:
+        engine.disk = kept
+        forget()
 
 
 def test_parallel_calls_have_distinct_ids(local_model_path: str) -> None:

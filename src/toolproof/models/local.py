@@ -49,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import ctypes
+import hashlib
 import importlib.util
 import json
 import os
@@ -60,6 +61,7 @@ import uuid
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from toolproof.errors import InfraError, UsageError
@@ -94,6 +96,8 @@ DEFAULT_CACHE_BYTES = 2 << 30
 TOOLPROOF_FORMAT = "toolproof"
 # Restoring a snapshot costs a copy of its KV cache; below this gain, evaluating is as cheap.
 _MIN_SNAPSHOT_GAIN = 16
+# A turn that evaluates at least this many prompt tokens is kept in the disk cache.
+_PERSIST_TOKENS = 1024
 
 _TOOLS_INTRO = "You have access to the following functions:\n"
 _TOOLS_HOWTO = (
@@ -265,6 +269,7 @@ class _Engine:
     snapshots: OrderedDict[int, _Snapshot] = field(default_factory=OrderedDict)
     snapshot_bytes: int = 0
     grammars: dict[str, Any] = field(default_factory=dict)
+    disk: _DiskCache | None = None
     _next: int = 0
 
     def load(self) -> Llama:
@@ -301,6 +306,10 @@ class _Engine:
         if found is not None and shared > live + _MIN_SNAPSHOT_GAIN:
             self.snapshots.move_to_end(found)
             kept = shared if self._restore(llama, self.snapshots[found]) else 0
+        if self.disk is not None and kept < len(tokens) // 2:
+            saved = self.disk.best(wanted, kept + _MIN_SNAPSHOT_GAIN)
+            if saved is not None:
+                kept = _common_prefix(saved.tokens, wanted) if self._restore(llama, saved) else 0
         kept = min(kept, len(tokens) - 1)
         # llama-cpp-python evaluates from n_tokens on, dropping the KV cache past it.
         llama.n_tokens = min(llama.n_tokens, kept)
@@ -322,8 +331,9 @@ class _Engine:
         llama.n_tokens = count
         return True
 
-    def remember(self, budget: int) -> None:
-        """Snapshot the KV cache of the conversation just generated. Hold `lock`."""
+    def remember(self, budget: int, persist: bool = False) -> None:
+        """Snapshot the KV cache of the conversation just generated; with `persist`, also to
+        the disk cache (when there is one). Hold `lock`."""
         import llama_cpp
 
         llama = self.load()
@@ -339,6 +349,8 @@ class _Engine:
         state = (ctypes.c_uint8 * size)()
         if llama_cpp.llama_state_seq_get_data(llama.ctx, state, size, 0) != size:
             return
+        if persist and self.disk is not None:
+            self.disk.save(_Snapshot(tokens, state))
         self._next += 1
         self.snapshots[self._next] = _Snapshot(tokens, state)
         self.snapshot_bytes += size
@@ -359,6 +371,90 @@ class _Engine:
             text = tool_grammar(tools, choice, parallel)
             self.grammars[key] = LlamaGrammar.from_string(text, verbose=False)
         return self.grammars[key]
+
+
+class _DiskCache:
+    """KV snapshots of long prompts kept on disk between runs, a few per model file.
+
+    A run's first turn evaluates the suite's whole system prompt (policy and tools: ~4,000
+    tokens and ~50 s for the retail suite); the next run on the same machine restores it from
+    here instead. Files are keyed by the model file (path, size, modification time) and the
+    context size; writes go through a temporary file and a rename, so concurrent runs never
+    read half a file. The folder is `$TOOLPROOF_CACHE_DIR`, else `$XDG_CACHE_HOME/toolproof`,
+    else `~/.cache/toolproof`; `TOOLPROOF_CACHE_DIR=off` turns it off.
+    """
+
+    KEEP = 4
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @classmethod
+    def for_model(cls, path: str, n_ctx: int) -> _DiskCache | None:
+        root = os.environ.get("TOOLPROOF_CACHE_DIR", "")
+        if root.lower() == "off":
+            return None
+        if not root:
+            base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+            root = os.path.join(base, "toolproof")
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        key = f"{os.path.realpath(path)}|{stat.st_size}|{stat.st_mtime_ns}|{n_ctx}"
+        return cls(Path(root) / "kv" / hashlib.sha256(key.encode()).hexdigest()[:16])
+
+    def best(self, wanted: npt.NDArray[np.intc], at_least: int) -> _Snapshot | None:
+        """The saved snapshot sharing the longest prefix with `wanted`, if it shares at least
+        `at_least` tokens; unreadable files are skipped."""
+        import numpy as np
+
+        found: tuple[int, Path] | None = None
+        for file in sorted(self.folder.glob("*.kv")):
+            try:
+                with file.open("rb") as handle:
+                    count = int(np.frombuffer(handle.read(4), dtype=np.int32)[0])
+                    tokens = np.frombuffer(handle.read(4 * count), dtype=np.intc)
+            except (OSError, ValueError, IndexError):
+                continue
+            shared = _common_prefix(tokens, wanted)
+            if shared >= at_least and (found is None or shared > found[0]):
+                found = (shared, file)
+        if found is None:
+            return None
+        try:
+            data = found[1].read_bytes()
+            os.utime(found[1])
+        except OSError:
+            return None
+        count = int(np.frombuffer(data[:4], dtype=np.int32)[0])
+        tokens = np.frombuffer(data[4 : 4 + 4 * count], dtype=np.intc).copy()
+        state = (ctypes.c_uint8 * (len(data) - 4 - 4 * count)).from_buffer_copy(data, 4 + 4 * count)
+        return _Snapshot(tokens, state)
+
+    def save(self, snap: _Snapshot) -> None:
+        """Keep a snapshot (best effort: a full disk or a read-only home costs only speed)."""
+        import numpy as np
+
+        tokens = np.asarray(snap.tokens, dtype=np.intc)
+        name = hashlib.sha256(tokens.tobytes()).hexdigest()[:24] + ".kv"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            target = self.folder / name
+            if target.exists():
+                os.utime(target)
+                return
+            temp = target.with_suffix(f".{os.getpid()}.tmp")
+            with temp.open("wb") as handle:
+                handle.write(np.asarray([len(tokens)], dtype=np.int32).tobytes())
+                handle.write(tokens.tobytes())
+                handle.write(bytes(snap.state))
+            os.replace(temp, target)
+            saved = sorted(self.folder.glob("*.kv"), key=lambda f: f.stat().st_mtime)
+            for old in saved[: max(0, len(saved) - self.KEEP)]:
+                old.unlink(missing_ok=True)
+        except OSError:
+            return
 
 
 def _common_prefix(a: npt.NDArray[np.intc], b: npt.NDArray[np.intc]) -> int:
@@ -392,7 +488,7 @@ def _engine(path: str, n_ctx: int, n_threads: int) -> _Engine:
     key = (os.path.realpath(path), n_ctx, n_threads)
     with _ENGINES_LOCK:
         if key not in _ENGINES:
-            _ENGINES[key] = _Engine(path, n_ctx, n_threads)
+            _ENGINES[key] = _Engine(path, n_ctx, n_threads, disk=_DiskCache.for_model(path, n_ctx))
         return _ENGINES[key]
 
 
@@ -521,6 +617,8 @@ class LocalLlamaClient(ModelClient):
                 f"window of {self.n_ctx}"
             )
         cached = engine.reuse(tokens)
+        # A turn that evaluated most of a long prompt: what it evaluated is worth keeping.
+        persist = len(tokens) - cached >= _PERSIST_TOKENS
         s = self.settings
         budget = s.max_tokens or DEFAULT_MAX_TOKENS
         sampling = self._sampling()
@@ -535,7 +633,7 @@ class LocalLlamaClient(ModelClient):
             if not text.startswith("message:"):
                 calls = parse_calls(text, _new_id)
                 finish = "tool_calls" if finish == "stop" and calls else finish
-                engine.remember(self.cache_bytes)
+                engine.remember(self.cache_bytes, persist)
                 return _Turn("", calls, len(tokens), cached, output, finish, 0.0)
             budget -= output
         if tools:
@@ -548,7 +646,7 @@ class LocalLlamaClient(ModelClient):
             output += more
         else:
             text, finish = "", "length"
-        engine.remember(self.cache_bytes)
+        engine.remember(self.cache_bytes, persist)
         return _Turn(text.strip(), [], len(tokens), cached, output, finish, 0.0)
 
     def _complete(
