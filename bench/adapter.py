@@ -42,7 +42,7 @@ from toolproof.models.base import Message, ModelClient, ModelSettings, ToolCall
 from toolproof.models.openai import OpenAIChatClient
 from toolproof.models.pricing import Metered, PriceTable
 from toolproof.models.retry import AdaptiveLimiter, RetryingClient
-from toolproof.spec.loader import load_suite
+from toolproof.suite import load_suite
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = ROOT / "tests" / "models" / "fixtures"

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from toolproof.results import TrialResult
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
 from toolproof.store import Store
+from toolproof.suite import load_suite
 
 TOOLS = '''
 from toolproof.tools import tool

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from toolproof.gateway.core import Gateway
 from toolproof.runner.variants import Variant, VariantSetup
-from toolproof.spec.loader import load_suite
+from toolproof.suite import load_suite
 from toolproof.tools.base import ToolContext
 from toolproof.transcript import Transcript
 from toolproof.world import World

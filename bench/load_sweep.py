@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
 from toolproof.store import Store
+from toolproof.suite import load_suite
 
 SUITE = Path(__file__).parents[1] / "examples" / "logistics-dispatch"
 

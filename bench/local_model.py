@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolproof.models.base import Message, ModelResponse, ModelSettings, ToolCall
-from toolproof.models.local import LocalLlamaClient, _DiskCache, render_prompt
-from toolproof.spec.loader import load_suite
+from toolproof.models.local import DiskCache, LocalLlamaClient, render_prompt
+from toolproof.suite import load_suite
 from toolproof.tools.base import ToolSchema
 
 RETAIL = Path(__file__).parents[1] / "examples" / "retail"
@@ -205,7 +205,7 @@ def main() -> None:
     # 4. What the next run finds in the disk cache: turn 1 evaluated cold leaves its KV state
     # there; a new process (here: the model's cache emptied) restores it for turn 2.
     with tempfile.TemporaryDirectory() as folder:
-        engine.disk = _DiskCache(Path(folder))
+        engine.disk = DiskCache(Path(folder))
         cold()
         turn(first)
         cold()

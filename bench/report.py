@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from toolproof.report.html.command import report
+from toolproof.cli.results import report
 from toolproof.store import Store
 from toolproof.store.schema import trials
 

@@ -11,8 +11,7 @@ import pytest
 from browser import CHROMIUM, Chromium, install_chromium
 from support import MINI_FILES, write_files
 
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
+from toolproof.suite import Suite, load_suite
 
 # The embedded model's disk cache of long prompts stays out of the tests (and of the home
 # folder); tests/models/test_local.py turns it on where it is the subject.

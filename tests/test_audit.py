@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select, update
 from test_compare import invoke, mini_suite, stored_run, toolproof_ci
 
-from toolproof.audit import (
+from toolproof.ci.audit import (
     REDACTED,
     build_manifest,
     canonical_json,
@@ -23,9 +23,9 @@ from toolproof.audit import (
     verify_run,
 )
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
 from toolproof.store.journal import Store
 from toolproof.store.schema import runs, trials
+from toolproof.suite import load_suite
 
 
 @pytest.fixture

@@ -175,7 +175,7 @@ def test_run_with_null_agent_falls_short_of_fail_under_and_exits_1(
 ) -> None:
     ran: Ran = runs["null"]
     assert ran.result.returncode == 1, ran.result.stdout + ran.result.stderr
-    assert "fail-under: pass^1 = 0.000 is below 0.5" in ran.result.stdout
+    assert "fail-under: pass^1 = 0.0000 is below 0.5" in ran.result.stdout
     assert ran.summary["counts"] == {"passed": 0, "failed": 6, "infra_error": 0, "total": 6}
     assert ran.summary["metrics"]["pass@1"] == 0.0
 
@@ -204,6 +204,20 @@ def test_show_recomputes_a_stored_run_at_another_k(runs: dict[str, Any], tmp_pat
     assert shown["counts"] == runs["oracle"].summary["counts"]
     assert "pass^1" in shown["metrics"]
     assert "pass^3" not in shown["metrics"]
+
+
+def test_fail_under_takes_every_metric_the_gate_takes(runs: dict[str, Any]) -> None:
+    """--fail-under is the gate's `min`: one grammar, so a named metric like the Reliability
+    Score is held to a floor too (and a condition metric no run measured fails it)."""
+    show = ["show", runs["null"].summary["run_id"], "--store", runs["store"], "--fail-under"]
+    low = toolproof(*show, "reliability_score=0.5", cwd=runs["root"])
+    assert low.returncode == 1, low.stdout + low.stderr
+    assert "fail-under: reliability_score = 0.0000 is below 0.5" in low.stdout
+    cheap = toolproof(*show, "tool_calls_per_trial=0", cwd=runs["root"])
+    assert cheap.returncode == 0, cheap.stdout + cheap.stderr
+    unmeasured = toolproof(*show, "drift_robustness=0.1", cwd=runs["root"])
+    assert unmeasured.returncode == 1
+    assert "fail-under: drift_robustness was not measured in this run" in unmeasured.stdout
 
 
 def test_show_unknown_run_exits_2_naming_it(runs: dict[str, Any]) -> None:

@@ -20,35 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from toolproof.commands_ci import compare, gate, verify
-from toolproof.compare import (
-    compare_rows,
-    compare_runs,
-    mcnemar_exact,
-    model_metrics,
-    pair_models,
-    paired_bootstrap,
-)
+from toolproof.ci.compare import compare_runs
+from toolproof.cli import app
 from toolproof.errors import ToolproofError, UsageError
+from toolproof.metrics.comparison import compare_rows, pair_models
+from toolproof.metrics.stats import mcnemar_exact, paired_bootstrap
+from toolproof.metrics.summary import model_metrics
 from toolproof.results import TrialResult
 from toolproof.store.journal import Store
 from toolproof.transcript import Transcript
-
-# The CLI with the CI commands registered, as cli.py registers them; user errors exit 2.
-CLI_SHIM = """
-import sys
-from toolproof import cli
-from toolproof.commands_ci import compare, gate, verify
-known = {c.callback.__name__ for c in cli.app.registered_commands if c.callback}
-for command in (gate, compare, verify):
-    if command.__name__ not in known:
-        cli.app.command()(command)
-sys.argv[0] = "toolproof"
-cli.main()
-"""
 
 OUTCOME = {"P": "passed", "F": "failed", "I": "infra_error"}
 MINI = Path(__file__).parent / "spec" / "fixtures" / "mini"
@@ -63,10 +45,10 @@ def mini_suite(root: Path, extra: str = "") -> Path:
 
 
 def toolproof_ci(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the command line (with gate, compare and verify) as a user would."""
+    """Run the command line as a user would."""
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     result = subprocess.run(
-        [sys.executable, "-c", CLI_SHIM, *map(str, args)],
+        [sys.executable, "-m", "toolproof", *map(str, args)],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -87,10 +69,7 @@ class Outcome:
 
 
 def invoke(*args: str | Path) -> Outcome:
-    """Run gate, compare or verify in this process; a user error exits 2, as in cli.main."""
-    app = typer.Typer()
-    for command in (gate, compare, verify):
-        app.command()(command)
+    """Run a command in this process; a user error exits 2, as in `toolproof.cli.main`."""
     result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
     if isinstance(result.exception, ToolproofError):
         return Outcome(2, result.stdout, result.exception)

@@ -11,10 +11,8 @@ import pytest
 from pydantic import ValidationError
 from test_compare import invoke, mini_suite, stored_run, toolproof_ci
 
-from toolproof.audit import record_manifest
-from toolproof.errors import MetricError, SuiteError, UsageError
-from toolproof.gating import (
-    GateSpec,
+from toolproof.ci.audit import record_manifest
+from toolproof.ci.gate import (
     evaluate_gate,
     flag_spec,
     merge,
@@ -22,12 +20,14 @@ from toolproof.gating import (
     resolve_spec,
     suite_gate,
 )
+from toolproof.errors import MetricError, SuiteError, UsageError
 from toolproof.report.junit import junit_text
 from toolproof.report.markdown import gate_markdown
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
+from toolproof.spec.gate import GateSpec
 from toolproof.spec.models import SuiteFile
 from toolproof.store.journal import Store
+from toolproof.suite import load_suite
 
 HALF = """
 default:

@@ -23,11 +23,12 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from support import MINI_FILES, MINI_SUITE, write_files
 
+from toolproof.cli.serve import serve_tools
 from toolproof.errors import UsageError
 from toolproof.results import TrialResult
-from toolproof.serve import ServedRun, serve, serve_tools, served_config
-from toolproof.spec.loader import load_suite
+from toolproof.runner.served import ServedRun, serve, served_config
 from toolproof.store.journal import Store
+from toolproof.suite import load_suite
 from toolproof.transcript import Transcript
 
 CLI = str(Path(sys.executable).parent / "toolproof")

@@ -28,9 +28,9 @@ from support import MINI_FILES, edit, write_files
 
 from toolproof.report.html import render_report
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
 from toolproof.store import Store
 from toolproof.store.queries import run_summary
+from toolproof.suite import load_suite
 from toolproof.view import Dashboard, DashboardServer
 from toolproof.view.data import TREND_METRICS
 

@@ -12,8 +12,8 @@ from toolproof.models import Message, ModelClient, ModelResponse, ToolCall, Usag
 from toolproof.results import TrialResult
 from toolproof.runner import RunReport, RunRequest, run_suite
 from toolproof.runner.validate import validate_suite
-from toolproof.spec import Suite, Task, load_suite
 from toolproof.store import Store
+from toolproof.suite import Suite, Task, load_suite
 from toolproof.tools import Tool, ToolContext, ToolError, ToolResult, ToolSchema, tool
 from toolproof.world import World
 

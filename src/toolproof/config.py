@@ -12,8 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolproof.errors import SuiteError
-from toolproof.models.pricing import Price
-from toolproof.spec.models import ModelEntry
+from toolproof.spec.models import ModelEntry, Price
 from toolproof.spec.yamlload import load_yaml
 
 
@@ -43,7 +42,7 @@ def config_path() -> Path | None:
 
 def load_config() -> Config:
     """The config file's content, or an empty config when there is none."""
-    from toolproof.spec.loader import shown, validation_problems
+    from toolproof.spec.source import shown, validation_problems
 
     path = config_path()
     if path is None:

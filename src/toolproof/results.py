@@ -8,7 +8,8 @@ from pydantic import BaseModel, Field
 
 from toolproof.graders import Evidence, Verdict, grade
 from toolproof.models.base import Usage
-from toolproof.spec.suite import Suite, Task
+from toolproof.spec.source import Task
+from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
 from toolproof.world import Change, World
 

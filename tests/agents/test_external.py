@@ -29,9 +29,8 @@ from toolproof.results import TrialResult
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.run import RunRequest, expected_hashes, run_suite
 from toolproof.runner.trial import run_trial
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
 from toolproof.store.journal import Store
+from toolproof.suite import Suite, load_suite
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples" / "agents"

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from toolproof.runner.validate import validate_conditions, validate_suite
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
+from toolproof.suite import Suite, load_suite
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 SUITES = ["retail", "logistics-dispatch", "crm-consolidation"]

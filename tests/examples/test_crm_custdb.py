@@ -13,7 +13,6 @@ import pytest
 
 from toolproof.agents.base import Agent
 from toolproof.agents.baselines import OracleAgent, RetryingOracle
-from toolproof.backends import services_on_demand
 from toolproof.errors import InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.results import TrialResult
@@ -23,9 +22,9 @@ from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant, VariantSetup
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
+from toolproof.runtime import services_on_demand
 from toolproof.store.journal import Store
+from toolproof.suite import Suite, load_suite
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.world import World
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from toolproof.runner.validate import validate_suite
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
+from toolproof.suite import Suite, load_suite
 
 RETAIL = Path(__file__).parents[2] / "examples" / "retail"
 CLI = str(Path(sys.executable).parent / "toolproof")

@@ -20,9 +20,8 @@ from support import MINI_FILES, MINI_SUITE, MINI_TOOLS, write_files
 from toolproof.errors import SuiteError
 from toolproof.report.json import write_json
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
 from toolproof.store import Store
+from toolproof.suite import Suite, load_suite
 
 CLI = Path(sys.executable).parent / "toolproof"
 

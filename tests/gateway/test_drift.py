@@ -24,8 +24,7 @@ from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.conditions import RenameParam, RenameTool
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
+from toolproof.suite import Suite, load_suite
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.transcript import ToolCallEvent, Transcript
 from toolproof.world import World

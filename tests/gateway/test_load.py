@@ -17,9 +17,8 @@ from toolproof.gateway.load import SharedCapacity
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.conditions import Capacity
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
 from toolproof.store import Store
+from toolproof.suite import Suite, load_suite
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.transcript import Transcript
 from toolproof.world import World

@@ -14,14 +14,15 @@ import pytest
 from rich.console import Console
 from support import MINI_FILES, MINI_SUITE, write_files
 
-from toolproof.gating import GateSpec, evaluate_gate
+from toolproof.ci.gate import evaluate_gate
 from toolproof.report.html import render_report
 from toolproof.report.json import write_json
 from toolproof.report.markdown import gate_markdown
 from toolproof.report.terminal import summary_tables
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
+from toolproof.spec.gate import GateSpec
 from toolproof.store import Store
+from toolproof.suite import load_suite
 
 # a third task, so that intervals have tasks to resample even where one task never passes
 LOOKUP = """  - id: lookup

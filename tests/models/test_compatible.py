@@ -18,7 +18,7 @@ from toolproof.models.openai import OpenAIChatClient
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import run_trial
-from toolproof.spec.loader import load_suite
+from toolproof.suite import load_suite
 from toolproof.tools.base import ToolSchema
 
 RETAIL = Path(__file__).parents[2] / "examples" / "retail"

@@ -113,6 +113,22 @@ def test_a_text_reply_with_usage(local_model_path: str) -> None:
     assert model.name == "local/smollm2"
 
 
+def test_the_call_s_seed_drives_the_sampling_unless_the_settings_fix_one(
+    local_model_path: str,
+) -> None:
+    story = [Message(role="user", content="Tell me a story about a cat.")]
+
+    def sample(model: LocalLlamaClient, seed: int) -> tuple[str, int]:
+        response = asyncio.run(model.generate(story, [], seed=seed))
+        return response.message.content, response.usage.output_tokens
+
+    free = LocalLlamaClient(local_model_path, settings=ModelSettings(temperature=1.0, max_tokens=8))
+    assert sample(free, 11) == sample(free, 11)
+    assert any(sample(free, a)[0] != sample(free, b)[0] for a, b in [(1, 2), (3, 4), (5, 6)])
+    fixed = client(local_model_path, temperature=1.0, max_tokens=8)  # settings.seed is 7
+    assert sample(fixed, 1) == sample(fixed, 2)
+
+
 def test_a_tool_call_with_tool_choice_auto(local_model_path: str) -> None:
     response = asyncio.run(
         client(local_model_path, max_tokens=48).generate([SYSTEM, ASK], [WEATHER])
@@ -131,10 +147,10 @@ def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
 ) -> None:
     # Greedy, the masked distribution's choice is unique: checking the grammar only on the
     # sampled token must give, token for token, what llama-cpp-python's full mask gives.
-    from toolproof.models.local import _complete_lazily, _engine
+    from toolproof.models.local import complete_lazily, shared_engine
 
     model = client(local_model_path)
-    engine = _engine(model.model_path, model.n_ctx, model.n_threads)
+    engine = shared_engine(model.model_path, model.n_ctx, model.n_threads)
     with engine.lock:
         llama = engine.load()
         order = ToolSchema(
@@ -160,7 +176,7 @@ def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
                 tokens, max_tokens=40, grammar=grammar, stop=["<|im_end|>"], **sampling
             )
             llama.reset()
-            text, count, _ = _complete_lazily(llama, tokens, 40, sampling, grammar)
+            text, count, _ = complete_lazily(llama, tokens, 40, sampling, grammar)
             assert text == stock["choices"][0]["text"]  # type: ignore[index]
             assert count == stock["usage"]["completion_tokens"]  # type: ignore[index]
             assert text.startswith("functions.get_")
@@ -170,10 +186,10 @@ def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
 def test_a_long_prompt_is_restored_from_the_disk_cache(
     local_model_path: str, tmp_path: Path
 ) -> None:
-    from toolproof.models.local import _DiskCache, _engine
+    from toolproof.models.local import DiskCache, shared_engine
 
     model = client(local_model_path, max_tokens=4)
-    engine = _engine(model.model_path, model.n_ctx, model.n_threads)
+    engine = shared_engine(model.model_path, model.n_ctx, model.n_threads)
     rules = " ".join(f"Rule {i}: answer customers kindly." for i in range(130))
     policy = Message(role="system", content=rules)
 
@@ -183,7 +199,7 @@ def test_a_long_prompt_is_restored_from_the_disk_cache(
             engine.snapshots.clear()
             engine.snapshot_bytes = 0
 
-    kept, engine.disk = engine.disk, _DiskCache(tmp_path)
+    kept, engine.disk = engine.disk, DiskCache(tmp_path)
     try:
         forget()
         first = asyncio.run(model.generate([policy, ASK], []))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from toolproof.models.base import Usage
-from toolproof.models.pricing import Price, PriceTable
+from toolproof.models.pricing import PriceTable
+from toolproof.spec.models import Price
 
 
 @pytest.mark.parametrize(

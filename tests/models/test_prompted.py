@@ -214,7 +214,9 @@ class CannedModel(ModelClient):
         self.replies = iter(replies)
         self.seen: list[tuple[list[Message], list[ToolSchema]]] = []
 
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
         self.seen.append((messages, tools))
         return ModelResponse(
             message=Message(role="assistant", content=next(self.replies)),

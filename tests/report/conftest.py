@@ -21,8 +21,8 @@ import pytest
 from support import MINI_TOOLS
 
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
 from toolproof.store import Store
+from toolproof.suite import load_suite
 
 # Payloads: each one, if it ever ran, would leave a mark in the DOM that --dump-dom shows.
 SCRIPT_PAYLOAD = (

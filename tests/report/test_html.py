@@ -20,10 +20,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from toolproof.cli.results import report
 from toolproof.errors import StoreError, UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.report.html import passk_curve, render_report, write_report
-from toolproof.report.html.command import report
 from toolproof.report.html.render import MAX_CURVE_POINTS, inline_script, json_for_script
 from toolproof.store import Store
 from toolproof.store.queries import run_summary

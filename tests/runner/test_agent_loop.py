@@ -15,7 +15,7 @@ from toolproof.models.base import ContextOverflow, Message, ModelClient, ModelRe
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import run_trial
-from toolproof.spec.suite import Suite
+from toolproof.suite import Suite
 from toolproof.tools.base import ToolSchema
 
 SCRIPT = """
@@ -89,7 +89,9 @@ def test_max_steps_cuts_a_looping_agent_and_fails_the_trial(mini: Suite, tmp_pat
 class _Down(ModelClient):
     name = "down"
 
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
         raise InfraError("provider returned 503 after 5 retries")
 
 
@@ -109,7 +111,9 @@ def test_the_policy_is_the_system_prompt_and_tools_are_offered(mini: Suite) -> N
     class Recorder(ModelClient):
         name = "recorder"
 
-        async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+        async def generate(
+            self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+        ) -> ModelResponse:
             seen.append((list(messages), tools))
             return ModelResponse(message=Message(role="assistant", content="ok"))
 
@@ -127,7 +131,9 @@ def test_the_policy_is_the_system_prompt_and_tools_are_offered(mini: Suite) -> N
 class _Overflowing(ModelClient):
     name = "small-window"
 
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
         raise ContextOverflow("prompt is 9000 tokens, the window is 8192")
 
 

@@ -13,9 +13,8 @@ from toolproof.results import TrialResult
 from toolproof.runner.plan import derive_seed, plan
 from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
 from toolproof.store import Store
+from toolproof.suite import Suite, load_suite
 
 
 def test_seeds_derive_from_suite_seed_variant_task_and_trial() -> None:

@@ -12,13 +12,13 @@ import pytest
 from servers import completion, openai_server
 from sqlalchemy import select
 
-from toolproof.audit import REDACTED
+from toolproof.ci.audit import REDACTED
 from toolproof.errors import UsageError
 from toolproof.runner.run import RunRequest, restored_headers, run_suite
-from toolproof.spec.suite import Suite
 from toolproof.store import Store
 from toolproof.store.manifest import run_manifests
 from toolproof.store.schema import runs
+from toolproof.suite import Suite
 
 SECRET = "Bearer sk-do-not-store-me"
 

@@ -11,7 +11,7 @@ import pytest
 from support import SOUND, SPEC_FIXTURE, edit, make_suite
 
 from toolproof.errors import UsageError
-from toolproof.spec.loader import load_suite
+from toolproof.suite import load_suite
 
 FIXTURE = SPEC_FIXTURE
 TOOLS = (FIXTURE / "tools.py").read_text(encoding="utf-8")

@@ -20,7 +20,7 @@ import pytest
 from support import SOUND, SPEC_FIXTURE, edit, line_with, make_suite
 
 from toolproof.errors import Problem, SuiteError
-from toolproof.spec.loader import load_suite
+from toolproof.suite import load_suite
 
 FIXTURE = SPEC_FIXTURE
 TOOLS = (FIXTURE / "tools.py").read_text(encoding="utf-8")
@@ -666,19 +666,19 @@ MANY_TASK_FILE = """\
 """
 
 # (path, line, what the message must say), in the order they are reported
-MANY_PROBLEMS = [
+MANY_PROBLEMS = [  # by file and line
     ("suite.yaml", 10, "tool 'refund_order' not found in backend 't'"),
-    ("suite.yaml", 33, "unknown condition 'asks_confirm'"),
-    ("suite.yaml", 39, "bad regex"),
-    ("tasks/more.yaml", 4, "unknown field 'must_sayy' in expect"),
-    ("suite.yaml", 53, "no task files match 'extra/*.yaml'"),
     ("suite.yaml", 16, "unknown tool 'cancel_ordr' in actions"),
     ("suite.yaml", 22, "get_order: order_id: Input should be a valid string"),
     ("suite.yaml", 23, "duplicate task id 'wrong-type' (first at suite.yaml:17)"),
     ("suite.yaml", 28, "task 'empty' has no expectations"),
-    ("suite.yaml", 51, "get_order has no argument 'orderid'"),
-    ("suite.yaml", 48, "cancel_order has no argument 'id'"),
+    ("suite.yaml", 33, "unknown condition 'asks_confirm'"),
+    ("suite.yaml", 39, "bad regex"),
     ("suite.yaml", 43, "initial_state names 'customers'"),
+    ("suite.yaml", 48, "cancel_order has no argument 'id'"),
+    ("suite.yaml", 51, "get_order has no argument 'orderid'"),
+    ("suite.yaml", 53, "no task files match 'extra/*.yaml'"),
+    ("tasks/more.yaml", 4, "unknown field 'must_sayy' in expect"),
 ]
 
 

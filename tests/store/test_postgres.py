@@ -17,12 +17,12 @@ from typing import Any
 from sqlalchemy import select, text
 from test_compare import invoke, mini_suite, stored_run
 
-from toolproof.audit import load_manifest, read_trials, record_manifest, verify_run
+from toolproof.ci.audit import load_manifest, read_trials, record_manifest, verify_run
 from toolproof.results import TrialResult
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.loader import load_suite
 from toolproof.store.journal import Store
 from toolproof.store.schema import runs, trials
+from toolproof.suite import load_suite
 from toolproof.transcript import Transcript
 
 CLI = str(Path(sys.executable).parent / "toolproof")

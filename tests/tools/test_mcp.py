@@ -11,6 +11,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,7 @@ from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import run_trial
 from toolproof.runner.validate import validate_suite
 from toolproof.spec.conditions import FaultRule
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
+from toolproof.suite import Suite, load_suite
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.tools.mcp import DiscoveredTool, MCPTool
 from toolproof.transcript import CheckEvent, Transcript
@@ -221,7 +221,7 @@ def test_time_jsonrpc_error_over_stdio_and_http(time_suite: Suite) -> None:
     assert time_suite.runtime is not None
     ghost = DiscoveredTool("no_such_tool", "", {"type": "object", "properties": {}}, True)
     for backend in ("local", "remote"):
-        tool = MCPTool(ghost, backend, set(), time_suite.runtime)
+        tool = MCPTool(ghost, set(), partial(time_suite.runtime.call_mcp, backend))
         context = ToolContext(world=World(time_suite.world), seed=0)
         result = asyncio.run(tool.call({}, context))
         assert result.is_error and result.error_kind == "jsonrpc_error"
@@ -573,7 +573,7 @@ def test_recorded_checks_grade_without_the_live_system(git_suite: Suite) -> None
 
 
 def test_python_is_the_running_interpreter() -> None:
-    from toolproof.backends import program
+    from toolproof.runtime.processes import program
 
     assert program(["python", "-m", "x"]) == [sys.executable, "-m", "x"]
     assert program(["uvx", "python"]) == ["uvx", "python"]

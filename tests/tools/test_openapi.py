@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from toolproof.backends import expand, template_problem
 from toolproof.errors import InfraError, SuiteError
 from toolproof.runner.validate import validate_suite
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite
+from toolproof.runtime.http import HTTPChannel
+from toolproof.spec.placeholders import expand, template_problem
+from toolproof.suite import Suite, load_suite
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.tools.openapi import (
-    HTTPChannel,
     OpenAPITool,
+    Request,
     build_tools,
     read_operations,
 )
@@ -137,7 +137,8 @@ def test_rate_limits_and_server_errors(tickets: Suite) -> None:
 
 
 async def _get(channel: HTTPChannel, url: str) -> dict[str, Any]:
-    response = await channel.send("get", url, params=[], headers={})
+    context = ToolContext(world=World({}), seed=0)
+    response = await channel.send(Request("get", url, params=[], headers={}), context)
     document: dict[str, Any] = response.json()
     return document
 
@@ -375,19 +376,20 @@ def test_requests_are_built_as_the_document_says() -> None:
     request = tool.request(
         {"org": "a b/c", "tag": ["x", "y"], "deep": True, "X-Trace": 7, "q": "hi"}
     )
-    assert request == {
-        "method": "post",
-        "url": "http://127.0.0.1:1/api/orgs/a%20b%2Fc/items",
-        "params": [("tag", "x"), ("tag", "y"), ("deep", "true")],
-        "headers": {"X-Trace": "7"},
-        "content": b'{"q": "hi"}',
-        "media_type": "application/json",
-    }
+    assert request == Request(
+        method="post",
+        url="http://127.0.0.1:1/api/orgs/a%20b%2Fc/items",
+        params=[("tag", "x"), ("tag", "y"), ("deep", "true")],
+        headers={"X-Trace": "7"},
+        content=b'{"q": "hi"}',
+        media_type="application/json",
+    )
     assert tool.request({"tag": ["x"]}) == ToolResult.error(
         "invalid_arguments", "org: missing required argument"
     )
     assert tool.check_arguments({"org": 5}) == ["org: 5 is not of type 'string'"]
-    assert isinstance(tool.request({"org": "a"}), dict)  # no body fields given: no body
+    bare = tool.request({"org": "a"})  # no body fields given: no body
+    assert isinstance(bare, Request) and bare.content is None
 
 
 def test_placeholders_and_environment() -> None:

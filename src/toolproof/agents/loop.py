@@ -14,6 +14,7 @@ from toolproof.agents.base import Agent, TrialContext
 from toolproof.errors import AgentFailure
 from toolproof.gateway import Gateway
 from toolproof.models.base import ContextOverflow, Message, ModelClient, ToolCall
+from toolproof.seeds import stream_seed
 from toolproof.tools.base import ToolResult
 from toolproof.transcript import ModelCallEvent
 
@@ -38,7 +39,11 @@ class LoopAgent(Agent):
             self.steps += 1
             started = transcript.now()
             try:
-                response = await self.model.generate(self.messages, tools.schemas)
+                response = await self.model.generate(
+                    self.messages,
+                    tools.schemas,
+                    seed=stream_seed(self.context.seed, "model", self.steps),
+                )
             except ContextOverflow as exc:
                 raise AgentFailure("context_overflow", f"context window exceeded: {exc}") from None
             answer = response.message

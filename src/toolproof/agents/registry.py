@@ -16,7 +16,8 @@ from toolproof.models.base import ModelClient
 from toolproof.models.pricing import PriceTable
 from toolproof.models.registry import build_client, choose_model
 from toolproof.models.scripted import ScriptedModel, load_script
-from toolproof.spec.suite import Suite, Task
+from toolproof.spec.source import Task
+from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
 from toolproof.users.llm import LLMUser
 from toolproof.users.scripted import User, UserFactory, scripted_user
@@ -105,7 +106,7 @@ def resolve_user(name: str | None, suite: Suite, flags: dict[str, Any]) -> tuple
         return "scripted", scripted_user
     identity, client = model_client(name, suite, flags)
 
-    def simulated(task: Task, transcript: Transcript) -> User:
-        return LLMUser(client, task.spec.user, task.spec.story, transcript)
+    def simulated(task: Task, transcript: Transcript, seed: int) -> User:
+        return LLMUser(client, task.spec.user, task.spec.story, transcript, seed)
 
     return identity, simulated

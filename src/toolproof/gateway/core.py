@@ -25,7 +25,7 @@ from toolproof.gateway.faults import (
     paginate,
 )
 from toolproof.gateway.load import SharedCapacity
-from toolproof.spec.suite import ToolBinding
+from toolproof.suite.loaded import ToolBinding
 from toolproof.tools.base import ToolContext, ToolResult, ToolSchema
 from toolproof.transcript import ToolCallEvent, Transcript
 from toolproof.world import FrozenDict, World

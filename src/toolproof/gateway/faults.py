@@ -1,8 +1,8 @@
 """Fault injection: errors as real services return them, seeded per trial.
 
 Each call draws, for every rule of the profile that matches its tool, whether the rule fires,
-from one random stream per trial seeded from the trial's seed (so a run's faults are
-reproducible; adding a rule to a profile changes the draws of the rules after it).
+from the trial's `faults` stream (`toolproof.seeds`), so a run's faults are
+reproducible (adding a rule to a profile changes the draws of the rules after it).
 Latency rules add delay; the first firing error rule decides what the agent sees:
 
 - not executed, an error comes back: rate_limit (429 with Retry-After), token_expired (401,
@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from toolproof.seeds import stream_rng
 from toolproof.spec.conditions import FaultRule
 from toolproof.tools.base import ToolResult
 
@@ -71,7 +72,7 @@ class FaultInjector:
     expired: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.rng = random.Random(f"faults:{self.seed}")
+        self.rng = stream_rng(self.seed, "faults")
 
     def matches(self, rule: FaultRule, tool: str) -> bool:
         if rule.tools is not None and tool not in rule.tools:

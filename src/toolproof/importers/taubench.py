@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof import __version__
-from toolproof.audit import record_manifest
+from toolproof.ci.audit import record_manifest
 from toolproof.errors import Problem, SuiteError
 from toolproof.metrics.recovery import trial_stats
 from toolproof.models.base import ToolCall

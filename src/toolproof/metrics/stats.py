@@ -6,8 +6,10 @@ correlated, so resampling them one by one would make intervals too narrow.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from fractions import Fraction
 
 RESAMPLES = 2000
 """Bootstrap resamples per interval."""
@@ -118,3 +120,38 @@ def bootstrap_ci(
     low, high = percentile_interval(means, confidence)
     point = sum(values) / n
     return min(low, point), max(high, point)
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p-value for the discordant counts of paired binary outcomes.
+
+    Under the null hypothesis each of the n = a_only + b_only discordant pairs falls either
+    way with probability 1/2, so p = min(1, 2 · P[X ≤ min(a_only, b_only)]) for
+    X ~ Binomial(n, 1/2). With no discordant pair there is no evidence of a difference: 1.
+    """
+    if a_only < 0 or b_only < 0:
+        raise ValueError("discordant counts must be non-negative")
+    n = a_only + b_only
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1))
+    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
+
+
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """(mean of b − a, low, high): the percentile bootstrap interval of the mean paired
+    difference, resampling the pairs (tasks) with replacement, seeded."""
+    if len(a) != len(b):
+        raise ValueError("paired samples must have the same length")
+    if not a:
+        raise ValueError("no pairs")
+    diffs = [y - x for x, y in zip(a, b, strict=True)]
+    low, high = bootstrap_ci(diffs, confidence=confidence, resamples=resamples, seed=seed)
+    return sum(diffs) / len(diffs), low, high

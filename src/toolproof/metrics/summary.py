@@ -264,3 +264,18 @@ def summarize_group(
         for task in sorted(tasks, key=lambda t: t.task_id)
     ]
     return out
+
+
+def model_metrics(entry: Mapping[str, Any]) -> dict[str, float | None]:
+    """One model's metrics from a run summary, plus two derived for gating:
+    cost_per_task_usd = cost_usd / tasks (the model's primary variant, as cost_usd) and
+    infra_error_share = infra-error trials / trials over all of the model's variants."""
+    metrics: dict[str, float | None] = dict(entry["metrics"])
+    tasks = len(entry.get("tasks") or [])
+    cost = metrics.get("cost_usd")
+    metrics["cost_per_task_usd"] = cost / tasks if cost is not None and tasks else None
+    variants = entry.get("variants") or {"": {"counts": entry["counts"]}}
+    total = sum(v["counts"]["total"] for v in variants.values())
+    infra = sum(v["counts"]["infra_error"] for v in variants.values())
+    metrics["infra_error_share"] = infra / total if total else None
+    return metrics

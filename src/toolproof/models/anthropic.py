@@ -102,7 +102,9 @@ class AnthropicClient(ModelClient):
             raise UsageError(f"{self.name}: no API key: pass one or set ANTHROPIC_API_KEY")
         self._thinking: OrderedDict[str, list[Thinking]] = OrderedDict()
 
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
         started = time.perf_counter()
         try:
             response = await self.client.post(

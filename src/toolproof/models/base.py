@@ -12,7 +12,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolproof.spec.models import ModelSettings
 from toolproof.tools.base import ToolSchema
+
+__all__ = [
+    "ContextOverflow",
+    "Message",
+    "ModelClient",
+    "ModelResponse",
+    "ModelSettings",
+    "ProviderError",
+    "ToolCall",
+    "Usage",
+]
 
 
 class ToolCall(BaseModel):
@@ -72,26 +84,15 @@ class ModelClient(ABC):
     name: str
 
     @abstractmethod
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
         """One model turn for this conversation and these tools.
 
-        Provider failures that persist after retries raise `InfraError`.
+        `seed` is the turn's sampling seed, drawn from the trial's `model` stream
+        (`toolproof.seeds`): a provider that accepts a seed uses it unless the model's
+        settings fix one. Provider failures that persist after retries raise `InfraError`.
         """
-
-
-class ModelSettings(BaseModel):
-    """Per-model request settings, from the suite or the command line."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    temperature: float | None = None
-    max_tokens: int | None = None
-    tool_choice: str | None = Field(None, description="auto, required or none")
-    parallel_tool_calls: bool | None = None
-    seed: int | None = None
-    extra: dict[str, Any] = Field(
-        default_factory=dict, description="Provider parameters passed through as they are."
-    )
 
 
 class ProviderError(Exception):

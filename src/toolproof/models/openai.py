@@ -95,12 +95,14 @@ class OpenAIChatClient(ModelClient):
         except openai.OpenAIError as exc:
             raise UsageError(f"{self.name}: {exc}") from None
 
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
         started = time.perf_counter()
         try:
             completion = await self.client.post(
                 "/chat/completions",
-                content=orjson.dumps(self.request(messages, tools)),
+                content=orjson.dumps(self.request(messages, tools, seed)),
                 cast_to=ChatCompletion,
                 options={"security": {"bearer_auth": True}, "headers": _JSON},
             )
@@ -115,8 +117,10 @@ class OpenAIChatClient(ModelClient):
         latency = time.perf_counter() - started
         return _response(completion, latency)
 
-    def request(self, messages: list[Message], tools: list[ToolSchema]) -> dict[str, Any]:
-        """The request body, in the wire format.
+    def request(
+        self, messages: list[Message], tools: list[ToolSchema], seed: int | None = None
+    ) -> dict[str, Any]:
+        """The request body, in the wire format; `seed` is sent unless the settings fix one.
 
         It is posted as JSON bytes: the SDK's typed `create` first walks every value of its
         arguments (each tool's JSON Schema included) to apply aliases and formats that chat
@@ -141,8 +145,8 @@ class OpenAIChatClient(ModelClient):
         if s.max_tokens is not None:
             # OpenAI's reasoning models take only the newer name of the limit; others the older.
             body["max_tokens" if self.compatible else "max_completion_tokens"] = s.max_tokens
-        if s.seed is not None:
-            body["seed"] = s.seed
+        if s.seed is not None or seed is not None:
+            body["seed"] = s.seed if s.seed is not None else seed
         body.update(s.extra)
         return body
 

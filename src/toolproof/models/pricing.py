@@ -10,20 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from toolproof.models.base import Message, ModelClient, ModelResponse, Usage
+from toolproof.spec.models import Price
 from toolproof.tools.base import ToolSchema
-
-
-class Price(BaseModel):
-    """USD per million tokens."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cached: float | None = Field(None, ge=0, description="Cached input; defaults to input.")
 
 
 def _p(input: float, output: float, cached: float | None = None) -> Price:
@@ -97,6 +86,8 @@ class Metered(ModelClient):
         self.name = inner.name
         self.prices = prices
 
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
-        response = await self.inner.generate(messages, tools)
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
+        response = await self.inner.generate(messages, tools, seed=seed)
         return response.model_copy(update={"cost_usd": self.prices.cost(self.name, response.usage)})

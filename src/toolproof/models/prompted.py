@@ -199,8 +199,10 @@ class PromptedToolCalling(ModelClient):
         self.inner = inner
         self.name = inner.name
 
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
-        response = await self.inner.generate(render_messages(messages, tools), [])
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
+        response = await self.inner.generate(render_messages(messages, tools), [], seed=seed)
         made = sum(len(m.tool_calls) for m in messages if m.role == "assistant")
         content, calls = parse_reply(response.message.content, made + 1)
         calls += response.message.tool_calls

@@ -190,13 +190,15 @@ class RetryingClient(ModelClient):
         self.retries = 0
         self.delays: list[float] = []
 
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
         attempt = 0
         while True:
             attempt += 1
             async with self.limiter as epoch:
                 try:
-                    response = await self.inner.generate(messages, tools)
+                    response = await self.inner.generate(messages, tools, seed=seed)
                 except ProviderError as exc:
                     if exc.status == 429:
                         self.limiter.record_rate_limit(epoch)

@@ -59,7 +59,7 @@ class Script(BaseModel):
 
 def load_script(path: str | Path) -> Script:
     """Read a script file; problems are located like suite problems."""
-    from toolproof.spec.loader import shown, validation_problems
+    from toolproof.spec.source import shown, validation_problems
 
     file = Path(path)
     data = load_yaml(file, shown(file))
@@ -78,7 +78,9 @@ class ScriptedModel(ModelClient):
         self.latency_s = latency_s
         self._ids = itertools.count(1)
 
-    async def generate(self, messages: list[Message], tools: list[ToolSchema]) -> ModelResponse:
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         turn = next(self.turns, None) or ScriptedTurn()

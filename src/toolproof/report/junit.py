@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from toolproof import __version__
+from toolproof.ci.gate import GateResult
 from toolproof.errors import UsageError
-from toolproof.gating import GateResult
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from toolproof import __version__
-from toolproof.compare import PairComparison, fmt, fmt_p, model_metrics
+from toolproof.ci.gate import Condition, GateResult
 from toolproof.errors import UsageError
-from toolproof.gating import Condition, GateResult
+from toolproof.metrics.comparison import PairComparison
+from toolproof.metrics.summary import model_metrics
+from toolproof.report.format import fmt, fmt_p
 
 CONDITION_METRICS = (
     "recovery_rate",

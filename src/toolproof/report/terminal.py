@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -16,6 +17,9 @@ from rich.progress import (
 from rich.table import Table
 
 from toolproof.results import TrialResult
+
+if TYPE_CHECKING:
+    from toolproof.ci.gate import GateResult
 
 
 class RunProgress:
@@ -302,4 +306,22 @@ def _tasks_by_model(summary: dict[str, Any], k: int) -> Table:
             cells[i] = _fmt(task["metrics"][f"pass^{k}"])
     for task_id in sorted(rows):
         table.add_row(task_id, *rows[task_id])
+    return table
+
+
+def gate_table(result: GateResult) -> Table:
+    """`toolproof gate`: one row per condition, marked ok, FAIL or skip."""
+    run = result.run
+    title = f"gate · {run['suite_name']} {run['suite_version']} · run {result.run_id}"
+    if result.baseline:
+        title += f" vs baseline {result.baseline}"
+    table = Table(title=escape(title), title_justify="left")
+    for column in ("", "condition", "detail"):
+        table.add_column(column)
+    for condition in result.conditions:
+        if condition.skipped:
+            mark = "[yellow]skip"
+        else:
+            mark = "[green]ok" if condition.passed else "[red]FAIL"
+        table.add_row(mark, escape(condition.title), escape(condition.detail))
     return table

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from toolproof.spec.suite import Suite, Task
+from toolproof.spec.source import Task
+from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext
 from toolproof.world import World
 

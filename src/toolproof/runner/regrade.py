@@ -5,11 +5,11 @@ The final world is rebuilt from the task's initial state plus the stored world d
 
 from __future__ import annotations
 
-from toolproof.audit import record_manifest
+from toolproof.ci.audit import record_manifest
 from toolproof.results import judge
 from toolproof.runner.gold import replay_gold
-from toolproof.spec.suite import Suite
 from toolproof.store.journal import Store, now
+from toolproof.suite.loaded import Suite
 from toolproof.transcript import EndEvent
 from toolproof.world import World
 

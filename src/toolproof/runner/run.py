@@ -10,7 +10,7 @@ from typing import Any
 
 from toolproof import __version__
 from toolproof.agents.registry import resolve_agents, resolve_user
-from toolproof.audit import REDACTED, record_manifest, redacted_config
+from toolproof.ci.audit import REDACTED, record_manifest, redacted_config
 from toolproof.errors import Problem, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy
 from toolproof.results import TrialResult
@@ -19,9 +19,10 @@ from toolproof.runner.local import execute
 from toolproof.runner.plan import TrialSpec, plan
 from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant, VariantSetup
-from toolproof.spec.suite import Suite, Task
+from toolproof.spec.source import Task
 from toolproof.store.journal import Store
 from toolproof.store.queries import run_summary
+from toolproof.suite.loaded import Suite
 
 
 @dataclass

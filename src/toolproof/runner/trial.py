@@ -11,14 +11,14 @@ import time
 from datetime import UTC, datetime
 
 from toolproof.agents.base import AgentFactory, TrialContext
-from toolproof.backends import TrialEnvironment
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.graders import Verdict
 from toolproof.metrics.recovery import trial_stats
 from toolproof.results import Outcome, TrialResult, judge
 from toolproof.runner.plan import TrialSpec
-from toolproof.spec.suite import Suite
+from toolproof.runtime import TrialEnvironment
+from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext
 from toolproof.transcript import EndEvent, Transcript
 from toolproof.users.scripted import UserFactory, scripted_user
@@ -53,7 +53,7 @@ async def run_trial(
             suite=suite, task=task, seed=spec.seed, transcript=transcript, max_steps=max_steps
         )
     )
-    user = make_user(task, transcript)
+    user = make_user(task, transcript, spec.seed)
     ended, failure, infra = "user_done", "", ""
     message: str | None = user.opening()
     closing = ""

@@ -13,7 +13,8 @@ from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant, VariantSetup
-from toolproof.spec.suite import Suite, Task
+from toolproof.spec.source import Task
+from toolproof.suite.loaded import Suite
 
 
 @dataclass

@@ -14,7 +14,8 @@ from toolproof.gateway.core import Conditions
 from toolproof.gateway.drift import DriftError, DriftLayer
 from toolproof.gateway.faults import FaultInjector
 from toolproof.gateway.load import SharedCapacity
-from toolproof.spec.suite import Suite, Task
+from toolproof.spec.source import Task
+from toolproof.suite.loaded import Suite
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,11 @@
-"""Suite and task file formats, and loading them with located errors."""
+"""The file formats of a suite (suite.yaml, task files) and reading them with located errors.
 
-from toolproof.spec.loader import load_suite
+A leaf: nothing here imports the runtime, gateway, models, runner, store or CI code. A suite
+is loaded (its tools discovered, its live systems started) by `toolproof.suite.load_suite`.
+"""
+
 from toolproof.spec.models import Expectations, SuiteFile, TaskSpec
-from toolproof.spec.suite import Suite, Task, ToolBinding
+from toolproof.spec.read import read_suite
+from toolproof.spec.source import SuiteSource, Task
 
-__all__ = ["Expectations", "Suite", "SuiteFile", "Task", "TaskSpec", "ToolBinding", "load_suite"]
+__all__ = ["Expectations", "SuiteFile", "SuiteSource", "Task", "TaskSpec", "read_suite"]

@@ -17,18 +17,15 @@ from pydantic import (
     model_validator,
 )
 
-from toolproof.gating import GateSpec
-from toolproof.models.base import ModelSettings
-from toolproof.models.pricing import Price
+from toolproof.spec.base import Strict
 from toolproof.spec.conditions import DriftTransform, FaultsSpec, LoadSpec, ScoreSpec
+from toolproof.spec.gate import GateSpec
+from toolproof.spec.placeholders import Scope
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
-
-class Strict(BaseModel):
-    """Unknown fields are errors, so a typo never silently drops an expectation."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+Template = tuple[str, Any, Scope]
+"""A configured value that may hold placeholders: (its field, its value, when it expands)."""
 
 
 # ---------------------------------------------------------------- suite.yaml
@@ -39,6 +36,9 @@ class PythonBackend(Strict):
 
     type: Literal["python"]
     module: str = Field(description="Python file, relative to the suite folder.")
+
+    def templates(self) -> list[Template]:
+        return []
 
 
 class MCPBackend(Strict):
@@ -83,6 +83,19 @@ class MCPBackend(Strict):
             raise ValueError("per_trial needs a stdio server (command)")
         return self
 
+    def templates(self) -> list[Template]:
+        """A server per trial expands its launch with the trial's values; `bind` is filled
+        in for every call, inside a trial."""
+        launch: Scope = "trial" if self.per_trial else "run"
+        return [
+            ("command", self.command, launch),
+            ("cwd", self.cwd, launch),
+            ("set_env", self.set_env, launch),
+            ("url", self.url, "run"),
+            ("headers", self.headers, "run"),
+            ("bind", self.bind, "trial"),
+        ]
+
 
 class OpenAPIBackend(Strict):
     """An HTTP service described by an OpenAPI 3 document: each operation is a tool."""
@@ -94,6 +107,14 @@ class OpenAPIBackend(Strict):
         default_factory=dict, description="Sent with every call (auth); ${ENV} is expanded."
     )
     timeout_s: float = Field(30.0, gt=0)
+
+    def templates(self) -> list[Template]:
+        """Headers may name the calling trial's values (a tenant: `{trial_id}`)."""
+        return [
+            ("spec", self.spec, "run"),
+            ("base_url", self.base_url, "run"),
+            ("headers", self.headers, "trial"),
+        ]
 
 
 Backend = Annotated[PythonBackend | MCPBackend | OpenAPIBackend, Field(discriminator="type")]
@@ -132,6 +153,15 @@ class ServiceSpec(Strict):
     env: list[str] | None = Field(None, description="Environment variables passed on.")
     set_env: dict[str, str] = Field(default_factory=dict)
     start_timeout_s: float = Field(30.0, gt=0)
+
+    def templates(self) -> list[tuple[str, Any]]:
+        """A service starts first, so it knows only `{suite_dir}`, `{python}`, `{port}`."""
+        return [
+            ("command", self.command),
+            ("cwd", self.cwd),
+            ("ready", self.ready),
+            ("set_env", self.set_env),
+        ]
 
 
 class ToolEntry(Strict):
@@ -176,6 +206,33 @@ class Defaults(Strict):
         if not value or any(k < 1 for k in value):
             raise ValueError("k values must be positive integers")
         return sorted(set(value))
+
+
+class ModelSettings(BaseModel):
+    """Per-model request settings, from the suite or the command line."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    tool_choice: str | None = Field(None, description="auto, required or none")
+    parallel_tool_calls: bool | None = None
+    seed: int | None = Field(
+        None,
+        description="A fixed sampling seed for every call; by default each trial's calls "
+        "get a seed derived from the trial's seed, where the provider accepts one.",
+    )
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Provider parameters passed through as they are."
+    )
+
+
+class Price(Strict):
+    """USD per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached: float | None = Field(None, ge=0, description="Cached input; defaults to input.")
 
 
 class ModelEntry(ModelSettings):

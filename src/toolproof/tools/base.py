@@ -33,7 +33,8 @@ class ToolResult:
 
 @dataclass
 class ToolContext:
-    """What a tool call may use besides its arguments: the trial's world and seed."""
+    """What a tool call may use besides its arguments: the trial's world, and a seed of
+    the trial's `tools` stream (`toolproof.seeds`) for tools that draw random values."""
 
     world: World
     seed: int
@@ -53,6 +54,9 @@ class Tool(ABC):
 
     schema: ToolSchema
     write: bool = False
+    simulated: bool = True
+    """True when the tool's effects live in the trial's world (Python tools); False for
+    tools of real systems (MCP, OpenAPI), whose effects the world hash cannot see."""
 
     @property
     def name(self) -> str:

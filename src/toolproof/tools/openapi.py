@@ -10,7 +10,8 @@
   `{"error": {"status", "body"}}` (429 also with `retry_after_s` from Retry-After).
 - The backend's own headers (auth, a tenant) go with every call and are not arguments; one
   that names the trial's values (`{trial_id}`) is filled in for each call.
-- A service that cannot be reached (refused, reset mid-answer) raises `InfraError`.
+- A service that cannot be reached (refused, reset mid-answer) raises `InfraError` (from
+  the runtime's HTTP channel, `toolproof.runtime.http`, which sends every call).
 
 Incomplete documents load with warnings and fallbacks: a missing operationId gets a slug, a
 parameter without a schema or type is a string, a body without a schema takes any JSON,
@@ -19,25 +20,18 @@ operations without documented error responses are listed.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import quote, urljoin
 
 import httpx2
 import yaml
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
-from toolproof.errors import InfraError
-from toolproof.tools.base import Tool, ToolContext, ToolResult, ToolSchema
-
-if TYPE_CHECKING:
-    from toolproof.backends import Host
+from toolproof.tools.base import ToolContext, ToolResult, ToolSchema
+from toolproof.tools.schema import SchemaTool
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 READ_METHODS = ("get", "head", "options")
@@ -56,23 +50,6 @@ ERROR_KINDS = {
 
 class DocumentError(ValueError):
     """The document cannot be read or is not OpenAPI 3."""
-
-
-def fetch_document(source: str, root: Path) -> tuple[str, bytes]:
-    """(where, bytes) of an OpenAPI document: an http(s) URL, or a file of the suite."""
-    if source.startswith(("http://", "https://")):
-        try:
-            response = httpx2.get(source, timeout=30.0)
-        except httpx2.HTTPError as exc:
-            raise DocumentError(f"cannot fetch {source}: {exc}") from None
-        if response.status_code >= 400:
-            raise DocumentError(f"cannot fetch {source}: HTTP {response.status_code}")
-        return source, response.content
-    path = root / source
-    try:
-        return str(path), path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"cannot read {source}: {exc.strerror or exc}") from None
 
 
 def parse_document(data: bytes) -> dict[str, Any]:
@@ -356,110 +333,46 @@ def _body(
     return Body(media, body_required)
 
 
-class HTTPChannel:
-    """One backend's HTTP client, living on the backends' host loop.
+@dataclass(frozen=True)
+class Request:
+    """One HTTP request of a tool call, as the document describes the operation."""
 
-    `headers` go with every call; `trial_headers` (named in `bound`) are computed for each
-    call from its context, for values that belong to the calling trial (a tenant). `ready`
-    runs (in a thread) before the first request: it starts services that start on demand."""
+    method: str
+    url: str
+    params: list[tuple[str, str | int | float | bool | None]]
+    headers: dict[str, str]
+    content: bytes | None = None
+    media_type: str | None = None
 
-    def __init__(
-        self,
-        backend: str,
-        host: Host,
-        headers: dict[str, str],
-        timeout_s: float,
-        failure: Callable[[], str | None] = lambda: None,
-        trial_headers: Callable[[ToolContext], dict[str, str]] | None = None,
-        bound: set[str] | None = None,
-        ready: Callable[[], None] = lambda: None,
-    ) -> None:
-        self.backend = backend
-        self.host = host
-        self.headers = headers
-        self.timeout_s = timeout_s
-        self.failure = failure
-        self.trial_headers = trial_headers or (lambda context: {})
-        self.bound = bound or set()
-        self.ready = ready
-        self._client: httpx2.AsyncClient | None = None
+
+class Sender(Protocol):
+    """How an OpenAPI tool reaches its service (the runtime's HTTP channel)."""
+
+    @property
+    def timeout_s(self) -> float: ...
 
     @property
     def sent_headers(self) -> set[str]:
         """The headers the backend sends itself (lower case): not arguments of its tools."""
-        return {h.lower() for h in (*self.headers, *self.bound)}
+        ...
 
-    async def send(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: list[tuple[str, str | int | float | bool | None]],
-        headers: dict[str, str],
-        content: bytes | None = None,
-        media_type: str | None = None,
-    ) -> httpx2.Response:
-        return await self.host.run(self._send(method, url, params, headers, content, media_type))
-
-    async def _send(
-        self,
-        method: str,
-        url: str,
-        params: list[tuple[str, str | int | float | bool | None]],
-        headers: dict[str, str],
-        content: bytes | None,
-        media_type: str | None,
-    ) -> httpx2.Response:
-        if self._client is None:
-            await asyncio.to_thread(self.ready)
-            if self._client is None:
-                self._client = httpx2.AsyncClient(headers=self.headers, timeout=self.timeout_s)
-        all_headers = dict(headers)
-        if media_type is not None:
-            all_headers["content-type"] = media_type
-        try:
-            return await self._client.request(
-                method.upper(), url, params=params, headers=all_headers, content=content
-            )
-        except httpx2.TimeoutException:
-            raise
-        except httpx2.HTTPError as exc:
-            message = f"service of backend '{self.backend}' is unreachable at {url}: {exc}"
-            failure = self.failure()
-            raise InfraError(f"{message}\n{failure}" if failure else message) from None
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+    async def send(self, request: Request, context: ToolContext) -> httpx2.Response:
+        """Send the request with the backend's headers (and the calling trial's); a timeout
+        raises httpx2.TimeoutException, an unreachable service InfraError."""
+        ...
 
 
-class OpenAPITool(Tool):
+class OpenAPITool(SchemaTool):
     """One operation of an OpenAPI document, called over HTTP."""
 
-    simulated = False
-
-    def __init__(self, operation: Operation, base_url: str, channel: HTTPChannel) -> None:
+    def __init__(self, operation: Operation, base_url: str, sender: Sender) -> None:
         self.operation = operation
         self.base_url = base_url.rstrip("/")
-        self.channel = channel
-        self.write = operation.method not in READ_METHODS
-        self.schema = ToolSchema(operation.name, operation.description, operation.schema)
-        try:
-            self._validator: Draft202012Validator | None = Draft202012Validator(operation.schema)
-        except SchemaError:
-            self._validator = None
+        self.sender = sender
+        schema = ToolSchema(operation.name, operation.description, operation.schema)
+        super().__init__(schema, write=operation.method not in READ_METHODS)
 
-    def check_arguments(self, arguments: dict[str, Any]) -> list[str]:
-        if self._validator is None:
-            return []
-        problems = []
-        for error in self._validator.iter_errors(arguments):
-            where = ".".join(str(p) for p in error.absolute_path) or "arguments"
-            problems.append(f"{where}: {error.message}")
-        return problems
-
-    def request(self, arguments: dict[str, Any]) -> dict[str, Any] | ToolResult:
+    def request(self, arguments: dict[str, Any]) -> Request | ToolResult:
         """The HTTP request for these arguments, or an error when it cannot be built.
 
         Only what is needed to build a request is checked here; types and values are the
@@ -489,53 +402,41 @@ class OpenAPITool(Tool):
                 params.extend((param.name, _text(v)) for v in values)
             else:
                 headers[param.name] = _text(value)
-        content: bytes | None = None
-        media_type: str | None = None
-        if op.body is not None:
-            if op.body.fields:
-                payload: Any = {k: arguments[k] for k in op.body.fields if k in arguments}
-                present = bool(payload) or op.body.required
-            else:
-                payload = arguments.get("body")
-                present = "body" in arguments
-            if present:
-                media_type = op.body.media_type
-                if media_type == "application/x-www-form-urlencoded" and isinstance(payload, dict):
-                    content = "&".join(
-                        f"{quote(str(k))}={quote(_text(v))}" for k, v in payload.items()
-                    ).encode()
-                elif media_type.endswith("json"):
-                    content = json.dumps(payload).encode()
-                else:
-                    content = _text(payload).encode()
-        return {
-            "method": op.method,
-            "url": self.base_url + path,
-            "params": params,
-            "headers": headers,
-            "content": content,
-            "media_type": media_type,
-        }
+        content, media_type = self._body(arguments)
+        return Request(op.method, self.base_url + path, params, headers, content, media_type)
+
+    def _body(self, arguments: dict[str, Any]) -> tuple[bytes | None, str | None]:
+        body = self.operation.body
+        if body is None:
+            return None, None
+        if body.fields:
+            payload: Any = {k: arguments[k] for k in body.fields if k in arguments}
+            present = bool(payload) or body.required
+        else:
+            payload = arguments.get("body")
+            present = "body" in arguments
+        if not present:
+            return None, None
+        media_type = body.media_type
+        if media_type == "application/x-www-form-urlencoded" and isinstance(payload, dict):
+            form = "&".join(f"{quote(str(k))}={quote(_text(v))}" for k, v in payload.items())
+            return form.encode(), media_type
+        if media_type.endswith("json"):
+            return json.dumps(payload).encode(), media_type
+        return _text(payload).encode(), media_type
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         request = self.request(arguments)
         if isinstance(request, ToolResult):
             return request
         try:
-            response = await self.channel.send(
-                request["method"],
-                request["url"],
-                params=request["params"],
-                headers={**request["headers"], **self.channel.trial_headers(context)},
-                content=request["content"],
-                media_type=request["media_type"],
-            )
+            response = await self.sender.send(request, context)
         except httpx2.TimeoutException:
             return ToolResult(
                 content={
                     "error": {
                         "status": 504,
-                        "message": f"no answer within {self.channel.timeout_s:g} s",
+                        "message": f"no answer within {self.sender.timeout_s:g} s",
                     }
                 },
                 is_error=True,
@@ -595,9 +496,9 @@ def base_url_of(configured: str | None, servers: list[str], source: str) -> str 
 
 
 def build_tools(
-    document: dict[str, Any], base_url: str, channel: HTTPChannel
+    document: dict[str, Any], base_url: str, sender: Sender
 ) -> tuple[list[OpenAPITool], list[str]]:
     """The tools of a document (and the warnings about its gaps)."""
-    loaded = read_operations(document, channel.sent_headers)
-    tools = [OpenAPITool(op, base_url, channel) for op in loaded.operations]
+    loaded = read_operations(document, sender.sent_headers)
+    tools = [OpenAPITool(op, base_url, sender) for op in loaded.operations]
     return tools, loaded.warnings

@@ -8,6 +8,7 @@ calls are recorded in the transcript as the user's, so its cost is kept apart fr
 from __future__ import annotations
 
 from toolproof.models.base import Message, ModelClient
+from toolproof.seeds import stream_seed
 from toolproof.spec.models import UserSpec
 from toolproof.transcript import ModelCallEvent, Transcript
 from toolproof.users.scripted import User
@@ -34,9 +35,16 @@ class LLMUser(User):
     """A user played by a model."""
 
     def __init__(
-        self, client: ModelClient, spec: UserSpec, story: str, transcript: Transcript
+        self,
+        client: ModelClient,
+        spec: UserSpec,
+        story: str,
+        transcript: Transcript,
+        seed: int = 0,
     ) -> None:
         self.client = client
+        self.seed = seed
+        """The trial's seed: each turn samples with a seed of its `user` stream."""
         self.spec = spec
         self.transcript = transcript
         persona = f"Your manner: {spec.persona}" if spec.persona else ""
@@ -59,7 +67,9 @@ class LLMUser(User):
         self.turns += 1
         self.messages.append(Message(role="user", content=agent_reply))
         started = self.transcript.now()
-        response = await self.client.generate(self.messages, [])
+        response = await self.client.generate(
+            self.messages, [], seed=stream_seed(self.seed, "user", self.turns)
+        )
         self.transcript.add(
             ModelCallEvent(
                 t=started,

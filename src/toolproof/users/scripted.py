@@ -16,7 +16,7 @@ from toolproof.conversation import asks_confirmation, asks_question
 from toolproof.spec.models import Match, UserSpec, When
 
 if TYPE_CHECKING:
-    from toolproof.spec.suite import Task
+    from toolproof.spec.source import Task
     from toolproof.transcript import Transcript
 
 
@@ -71,9 +71,10 @@ class ScriptedUser(User):
         return None
 
 
-UserFactory = Callable[["Task", "Transcript"], User]
+UserFactory = Callable[["Task", "Transcript", int], User]
+"""Makes a trial's user from its task, its transcript and the trial's seed."""
 
 
-def scripted_user(task: Task, transcript: Transcript) -> User:
+def scripted_user(task: Task, transcript: Transcript, seed: int = 0) -> User:
     """The default user side: the task's scripted turns."""
     return ScriptedUser(task.spec.user)

@@ -8,13 +8,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from toolproof.errors import UsageError
-from toolproof.spec.models import SuiteFile, TaskSpec
-from toolproof.spec.yamlload import LineDict
+from toolproof.spec.models import SuiteFile
+from toolproof.spec.source import Task
 from toolproof.tools.base import Tool, ToolSchema
 from toolproof.world import FrozenDict, World
 
 if TYPE_CHECKING:
-    from toolproof.backends import Runtime
+    from toolproof.runtime import Runtime
 
 
 @dataclass(frozen=True)
@@ -29,21 +29,6 @@ class ToolBinding:
     backend: str
     simulated: bool = True
     """False for tools of real systems (MCP, OpenAPI): the world hash cannot see their effects."""
-
-
-@dataclass(frozen=True)
-class Task:
-    """A task as loaded: its spec, where it was defined, and its content hash."""
-
-    spec: TaskSpec
-    source: str
-    line: int | None
-    lines: LineDict = field(repr=False, compare=False)
-    content_hash: str = ""
-
-    @property
-    def id(self) -> str:
-        return self.spec.id
 
 
 @dataclass

@@ -4,120 +4,40 @@ Conditions come from the suite's `gate:` section and from flags (a flag wins for
 metric); every model of the run is held to each of them:
 
 - `min: {METRIC: VALUE}`: the metric is at least VALUE (e.g. reliability_score, pass^5);
+  `toolproof run --fail-under METRIC=VALUE` is shorthand for this, on the run just made;
 - `max: {METRIC: VALUE}`: the metric is at most VALUE (e.g. cost_per_task_usd, latency_p95_s);
 - `max_cost_per_task`, `max_infra_error_share`: shorthands for two `max` entries;
 - `max_regression`: against a baseline run, no drop of pass@1 or pass^k larger than this
-  that the paired test finds significant (toolproof.compare);
+  that the paired test finds significant (`toolproof.ci.compare`);
 - the run finished, and its stored results match its recorded manifest (when recorded).
 
-A metric that was not measured (null) fails a condition on it: it cannot be shown to hold.
+Metric names follow one grammar (`toolproof.spec.gate`). A metric that was not measured
+(null) fails a condition on it: it cannot be shown to hold.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from toolproof.ci.audit import Verification, load_manifest, verify_run
+from toolproof.ci.compare import compare_runs
 from toolproof.errors import SuiteError, UsageError
-
-if TYPE_CHECKING:  # the evaluation's imports; GateSpec itself needs only pydantic
-    from toolproof.audit import Verification
-    from toolproof.compare import Comparison
-    from toolproof.store.journal import Store
+from toolproof.metrics.comparison import Comparison
+from toolproof.metrics.summary import model_metrics
+from toolproof.report.format import fmt, fmt_p
+from toolproof.spec.gate import GateSpec, check_metric, k_of
+from toolproof.spec.source import SUITE_FILE, shown, validation_problems
+from toolproof.spec.yamlload import load_yaml
+from toolproof.store.journal import Store
+from toolproof.store.queries import run_summary
 
 DEFAULT_MAX_REGRESSION = 0.03
 TOLERANCE = 1e-9
-
-_K_METRIC = re.compile(r"^(?:pass@|pass\^|reliability_tax@)([1-9][0-9]*)(?:_strict)?$")
-_K_FORMS = re.compile(
-    r"^(pass@[1-9][0-9]*|pass\^[1-9][0-9]*(_strict)?|reliability_tax@[1-9][0-9]*)$"
-)
-NAMED_METRICS = frozenset(
-    {
-        "reliability_score",
-        "recovery_rate",
-        "loop_rate",
-        "corrective_action",
-        "drift_robustness",
-        "completion_under_load",
-        "cost_usd",
-        "cost_per_pass_usd",
-        "cost_per_task_usd",
-        "user_cost_usd",
-        "tokens_input",
-        "tokens_output",
-        "latency_p50_s",
-        "latency_p95_s",
-        "trial_latency_p50_s",
-        "trial_latency_p95_s",
-        "tool_calls_per_trial",
-        "turns_per_trial",
-        "infra_error_share",
-    }
-)
-
-
-def check_metric(name: str) -> str:
-    """A metric name a gate may use, or ValueError saying which ones exist."""
-    if name in NAMED_METRICS or _K_FORMS.match(name):
-        return name
-    raise ValueError(
-        f"unknown metric '{name}'; use pass@K, pass^K, pass^K_strict, reliability_tax@K or "
-        + ", ".join(sorted(NAMED_METRICS))
-    )
-
-
-GateMetric = Annotated[str, AfterValidator(check_metric)]
-
-
-class GateSpec(BaseModel):
-    """`gate:` in suite.yaml: what a run must show before its model may ship."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    min: dict[GateMetric, float] = Field(
-        default_factory=dict,
-        description="Metric -> floor: every model's value must be at least this.",
-    )
-    max: dict[GateMetric, float] = Field(
-        default_factory=dict,
-        description="Metric -> ceiling: every model's value must be at most this.",
-    )
-    max_regression: float | None = Field(
-        None,
-        ge=0,
-        le=1,
-        description="Against a baseline run: the largest drop of pass@1 or pass^k allowed "
-        "when the paired test finds it significant (default 0.03 with --baseline).",
-    )
-    max_infra_error_share: float | None = Field(
-        None, ge=0, le=1, description="Share of trials that may end as infra errors."
-    )
-    max_cost_per_task: float | None = Field(
-        None, ge=0, description="USD per task: the model's cost_usd divided by its tasks."
-    )
-    alpha: float = Field(
-        0.05, gt=0, lt=1, description="Significance level of the regression tests."
-    )
-
-    def floors(self) -> dict[str, float]:
-        return dict(self.min)
-
-    def ceilings(self) -> dict[str, float]:
-        out = dict(self.max)
-        if self.max_cost_per_task is not None:
-            out.setdefault("cost_per_task_usd", self.max_cost_per_task)
-        if self.max_infra_error_share is not None:
-            out.setdefault("infra_error_share", self.max_infra_error_share)
-        return out
-
-    def is_empty(self) -> bool:
-        return not (self.floors() or self.ceilings() or self.max_regression is not None)
 
 
 class _GateOnly(BaseModel):
@@ -131,9 +51,6 @@ class _GateOnly(BaseModel):
 def suite_gate(path: str | Path) -> GateSpec | None:
     """The `gate:` section of a suite (its folder or suite.yaml); None when it has none.
     Problems are located SuiteErrors, as for the rest of the suite."""
-    from toolproof.spec.loader import SUITE_FILE, shown, validation_problems
-    from toolproof.spec.yamlload import load_yaml
-
     given = Path(path)
     file = given / SUITE_FILE if given.is_dir() else given
     where = shown(file)
@@ -147,7 +64,7 @@ def suite_gate(path: str | Path) -> GateSpec | None:
 
 
 def parse_limit(flag: str, text: str) -> tuple[str, float]:
-    """'pass^5=0.8' -> ('pass^5', 0.8), the metric checked."""
+    """'pass^5=0.8' -> ('pass^5', 0.8), the metric checked: --min, --max, --fail-under."""
     name, sep, value = text.partition("=")
     name = name.strip()
     try:
@@ -164,13 +81,16 @@ def parse_limit(flag: str, text: str) -> tuple[str, float]:
 
 
 def flag_spec(
-    mins: Sequence[str] = (), maxes: Sequence[str] = (), max_regression: float | None = None
+    mins: Sequence[str] = (),
+    maxes: Sequence[str] = (),
+    max_regression: float | None = None,
+    min_flag: str = "--min",
 ) -> GateSpec:
-    """The conditions given as --min, --max and --max-regression."""
+    """The conditions given as --min (or --fail-under), --max and --max-regression."""
     if max_regression is not None and not 0 <= max_regression <= 1:
         raise UsageError(f"--max-regression {max_regression}: must be between 0 and 1")
     return GateSpec(
-        min=dict(parse_limit("--min", t) for t in mins),
+        min=dict(parse_limit(min_flag, t) for t in mins),
         max=dict(parse_limit("--max", t) for t in maxes),
         max_regression=max_regression,
     )
@@ -188,12 +108,6 @@ def merge(base: GateSpec | None, flags: GateSpec) -> GateSpec:
         ),
         alpha=base.alpha,
     )
-
-
-def ks_of(spec: GateSpec) -> list[int]:
-    """The k values the gate's metrics name, so the summary computes them."""
-    names = list(spec.floors()) + list(spec.ceilings())
-    return sorted({int(m.group(1)) for n in names if (m := _K_METRIC.match(n))})
 
 
 # ---------------------------------------------------------------- evaluation
@@ -289,9 +203,6 @@ def evaluate_gate(
     sources: Sequence[str] = (),
 ) -> GateResult:
     """Hold every model of the run to the gate; reads the run (and baseline) from the store."""
-    from toolproof.compare import compare_runs, model_metrics
-    from toolproof.store.queries import run_summary
-
     if spec.is_empty() and not baseline:
         raise UsageError(
             "nothing to gate on: add a gate: section to suite.yaml, or give --min, --max "
@@ -299,7 +210,7 @@ def evaluate_gate(
         )
     run = store.run(run_id)
     config = run["config"]
-    ks = sorted(set(config.get("k", [1])) | set(ks_of(spec)))
+    ks = sorted(set(config.get("k", [1])) | set(spec.ks()))
     summary = run_summary(store, run_id, ks)
     result = GateResult(
         run=run,
@@ -315,14 +226,7 @@ def evaluate_gate(
         result.conditions.append(
             Condition("run has trials", "", False, "no trial recorded: nothing to gate", "finished")
         )
-    for entry in summary["models"]:
-        label = entry["model"] if len(summary["models"]) > 1 else ""
-        metrics = model_metrics(entry)
-        skipped_k = set(entry.get("skipped_k", []))
-        for name, floor in spec.floors().items():
-            result.conditions.append(_limit(name, floor, ">=", metrics, label, skipped_k))
-        for name, ceiling in spec.ceilings().items():
-            result.conditions.append(_limit(name, ceiling, "<=", metrics, label, skipped_k))
+    result.conditions.extend(limit_conditions(summary, spec))
     if baseline:
         result.comparison = compare_runs(store, baseline, run_id, alpha=spec.alpha)
         result.warnings.extend(result.comparison.warnings)
@@ -360,6 +264,24 @@ def _finished(run: Mapping[str, Any], summary: Mapping[str, Any]) -> Condition:
     return Condition("run finished", "", done, detail, "finished")
 
 
+def limit_conditions(
+    summary: Mapping[str, Any], spec: GateSpec, flag: str = "gate metric"
+) -> list[Condition]:
+    """Every model of a run summary held to the gate's floors and ceilings (pure). A metric
+    the run does not have is a usage error naming `flag`; one it could not compute (too few
+    trials, not measured) fails its condition."""
+    out = []
+    for entry in summary["models"]:
+        label = entry["model"] if len(summary["models"]) > 1 else ""
+        metrics = model_metrics(entry)
+        skipped_k = set(entry.get("skipped_k", []))
+        for name, floor in spec.floors().items():
+            out.append(_limit(name, floor, ">=", metrics, label, skipped_k, flag))
+        for name, ceiling in spec.ceilings().items():
+            out.append(_limit(name, ceiling, "<=", metrics, label, skipped_k, flag))
+    return out
+
+
 def _limit(
     name: str,
     limit: float,
@@ -367,19 +289,17 @@ def _limit(
     metrics: Mapping[str, float | None],
     model: str,
     skipped_k: set[int],
+    flag: str,
 ) -> Condition:
-    from toolproof.compare import fmt
-
     title = f"{name} {'≥' if op == '>=' else '≤'} {limit:g}"
     kind = "min" if op == ">=" else "max"
     if name not in metrics:
-        k = _K_METRIC.match(name)
-        if k and int(k.group(1)) in skipped_k:
+        if k_of(name) in skipped_k:
             return Condition(
                 title, model, False, f"{name} not computed: too few trials", kind, None, limit
             )
         known = ", ".join(sorted(metrics))
-        raise UsageError(f"gate metric {name}: no such metric in this run (have: {known})")
+        raise UsageError(f"{flag} {name}: no such metric in this run (have: {known})")
     value = metrics[name]
     if value is None:
         return Condition(
@@ -395,8 +315,6 @@ def _limit(
 
 
 def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[Condition]:
-    from toolproof.compare import fmt, fmt_p
-
     out = []
     if not comparison.pairs:
         out.append(
@@ -466,8 +384,6 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
 def _integrity(
     store: Store, run_id: str, what: str, conditions: list[Condition]
 ) -> Verification | None:
-    from toolproof.audit import load_manifest, verify_run
-
     name = f"{what} verified" if what == "manifest" else f"{what} verified ({run_id})"
     if load_manifest(store, run_id) is None:
         conditions.append(
@@ -507,8 +423,6 @@ def resolve_spec(
     warnings: list[str] = []
     base = None
     if path is not None:
-        from toolproof.spec.loader import SUITE_FILE
-
         file = path / SUITE_FILE if path.is_dir() else path
         if file.is_file():
             base = suite_gate(file)

@@ -34,13 +34,9 @@ import contextlib
 import json
 import signal
 import socket
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-import typer
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolproof import __version__
 from toolproof.agents.base import Agent, TrialContext
@@ -51,9 +47,9 @@ from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.run import expected_hashes, fingerprint, task_rows
 from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant, VariantSetup
-from toolproof.spec.loader import load_suite
-from toolproof.spec.suite import Suite, Task
+from toolproof.spec.source import Task
 from toolproof.store.journal import Store
+from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext, ToolResult, ToolSchema
 from toolproof.transcript import Transcript
 from toolproof.world import World
@@ -489,69 +485,6 @@ def served_config(
     }
 
 
-# ---------------------------------------------------------------- the command
-
-
-def serve_tools(
-    suite: Annotated[Path, typer.Argument(help="Suite folder or its suite.yaml.")],
-    task: Annotated[str, typer.Option("--task", help="The task whose trial is served.")],
-    trial: Annotated[
-        int | None,
-        typer.Option("--trial", min=0, help="Trial index (default: the first one the run lacks)."),
-    ] = None,
-    trials: Annotated[
-        int | None, typer.Option("--trials", min=1, help="Trials per task in the run.")
-    ] = None,
-    faults: Annotated[str | None, typer.Option(help="Fault profile of the suite.")] = None,
-    drift: Annotated[str | None, typer.Option(help="Schema drift variant of the suite.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Suite seed.")] = None,
-    time_scale: Annotated[float, typer.Option(help="Multiply injected latencies and waits.")] = 1.0,
-    transport: Annotated[str, typer.Option(help="stdio or http (streamable HTTP).")] = "stdio",
-    port: Annotated[int, typer.Option(help="HTTP port on 127.0.0.1 (0: any free one).")] = 8765,
-    agent: Annotated[
-        str, typer.Option("--agent", help="A label for the agent under test, stored with the run.")
-    ] = "mcp",
-    finish_tool: Annotated[
-        str, typer.Option(help="Name of the tool the agent answers the user with.")
-    ] = "finish",
-    store: Annotated[
-        str | None, typer.Option("--store", help="SQLAlchemy URL or SQLite file [./toolproof.db].")
-    ] = None,
-    fresh: Annotated[bool, typer.Option(help="Put the trial in a new run.")] = False,
-) -> None:
-    """Serve one trial's tools (faults and drift applied) as an MCP server, then grade it."""
-    if transport not in ("stdio", "http"):
-        raise UsageError(f"--transport {transport!r}: use 'stdio' or 'http'")
-    if time_scale <= 0:
-        raise UsageError("--time-scale must be positive")
-    say = _printer(sys.stderr if transport == "stdio" else sys.stdout)
-    result, run_id = asyncio.run(
-        serve(
-            load_suite(suite),
-            task_id=task,
-            trial=trial,
-            trials=trials,
-            faults=faults,
-            drift=drift,
-            seed=seed,
-            time_scale=time_scale,
-            transport="stdio" if transport == "stdio" else "http",
-            port=port,
-            label=agent,
-            finish=finish_tool,
-            store=Store(store),
-            fresh=fresh,
-            say=say,
-        )
-    )
-    if result is None:
-        say("no client used the server: nothing stored")
-        return
-    verdict = result.outcome + (f": {result.reason}" if result.reason else "")
-    say(f"trial {result.task_id} #{result.trial}: {verdict}")
-    say(f"stored in run {run_id} (toolproof show {run_id})")
-
-
 async def serve(
     suite: Suite,
     *,
@@ -627,10 +560,3 @@ async def serve(
     else:
         result = await serve_http(server, served, port, say)
     return result, stored[0] if stored else None
-
-
-def _printer(stream: Any) -> Callable[[str], None]:
-    def say(text: str) -> None:
-        print(text, file=stream, flush=True)
-
-    return say

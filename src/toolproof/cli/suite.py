@@ -1,109 +1,42 @@
-"""The command line: parse, call the API, render. Exit 0 ok, 1 fell short, 2 bad input."""
+"""The suite commands: `validate`, `run`, `regrade`, `schema`."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from toolproof import __version__
-from toolproof.commands_ci import compare, gate, verify
-from toolproof.errors import SuiteError, ToolproofError, UsageError
-from toolproof.gate import failures, ks_needed, parse_threshold
-from toolproof.metrics.summary import InfraPolicy
+from toolproof.ci.gate import flag_spec
+from toolproof.cli.options import (
+    DriftOpt,
+    FailUnderOpt,
+    FaultsOpt,
+    InfraOpt,
+    JsonOpt,
+    KOpt,
+    SeedOpt,
+    StoreOpt,
+    SuiteArg,
+    TasksOpt,
+    parse_infra,
+    parse_k,
+    parse_pair,
+)
+from toolproof.cli.output import console, errors, finish, with_threshold_ks
+from toolproof.errors import UsageError
 from toolproof.models.registry import DEFAULT_MODEL
-from toolproof.report.html.command import report as report_command
-from toolproof.report.json import write_json
-from toolproof.report.terminal import RunProgress, summary_tables
+from toolproof.report.terminal import RunProgress
 from toolproof.runner.run import RunRequest, RunStart, run_suite
-from toolproof.serve import serve_tools
-from toolproof.spec.loader import load_suite
 from toolproof.store.journal import Store
 from toolproof.store.queries import open_existing, run_summary
-from toolproof.view.command import view as view_command
-
-app = typer.Typer(
-    name="toolproof",
-    help="Measure how reliably a tool-using LLM agent behaves in production.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-import_app = typer.Typer(help="Import another harness's results as a run.", no_args_is_help=True)
-app.add_typer(import_app, name="import")
-
-console = Console() if sys.stdout.isatty() else Console(width=160)
-errors = Console(stderr=True, soft_wrap=True)
-
-StoreOpt = Annotated[
-    str | None, typer.Option("--store", help="SQLAlchemy URL or SQLite file [./toolproof.db].")
-]
-JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the summary as JSON here.")]
-KOpt = Annotated[str | None, typer.Option("--k", help="k values, comma-separated: 1,5,10.")]
-FailUnderOpt = Annotated[
-    list[str] | None,
-    typer.Option("--fail-under", help="METRIC=VALUE; exit 1 when the metric is below it."),
-]
-InfraOpt = Annotated[
-    str,
-    typer.Option(
-        "--infra-errors",
-        help="Count infra errors as failures ('fail') or leave them out ('exclude').",
-    ),
-]
+from toolproof.suite import load_suite
 
 
-def parse_k(text: str | None, flag: str = "--k") -> list[int] | None:
-    if not text:
-        return None
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise UsageError(f"{flag} {text!r}: expected positive integers such as 1,5,10") from None
-    if not values or any(v < 1 for v in values):
-        raise UsageError(f"{flag} {text!r}: expected positive integers such as 1,5,10")
-    return values
-
-
-def parse_infra(text: str) -> InfraPolicy:
-    if text not in ("fail", "exclude"):
-        raise UsageError(f"--infra-errors {text!r}: use 'fail' or 'exclude'")
-    return "fail" if text == "fail" else "exclude"
-
-
-def finish(summary: dict[str, Any], json_path: Path | None, thresholds: list[str] | None) -> None:
-    """Print the tables, write the JSON, apply --fail-under; exit 1 when one fails."""
-    for table in summary_tables(summary):
-        console.print(table)
-    if json_path:
-        write_json(summary, json_path)
-        console.print(f"wrote {json_path}")
-    parsed = [parse_threshold(t) for t in thresholds or []]
-    broken = failures(summary, parsed)
-    for line in broken:
-        console.print(f"[red]fail-under: {line}")
-    if broken:
-        raise typer.Exit(1)
-
-
-def with_threshold_ks(ks: list[int] | None, thresholds: list[str] | None) -> list[int] | None:
-    extra = ks_needed([parse_threshold(t) for t in thresholds or []])
-    if not extra:
-        return ks
-    return sorted(set(ks or []) | set(extra)) if ks else None
-
-
-@app.command()
-def validate(
-    suite: Annotated[Path, typer.Argument(help="Suite folder or its suite.yaml.")],
-    tasks: Annotated[str | None, typer.Option("--tasks", help="Task ids or tags.")] = None,
-) -> None:
+def validate(suite: SuiteArg, tasks: TasksOpt = None) -> None:
     """Prove a suite sound: gold actions run, the oracle passes every task, null fails all."""
     from toolproof.runner.validate import validate_conditions, validate_suite
 
@@ -159,7 +92,6 @@ def validate(
     )
 
 
-@app.command()
 def run(
     suite: Annotated[Path | None, typer.Argument(help="Suite folder or its suite.yaml.")] = None,
     agent: Annotated[
@@ -200,8 +132,8 @@ def run(
         str | None,
         typer.Option(help="provider/model simulating every task's user (instead of scripts)."),
     ] = None,
-    faults: Annotated[str | None, typer.Option(help="Fault profile of the suite.")] = None,
-    drift: Annotated[str | None, typer.Option(help="Schema drift variant of the suite.")] = None,
+    faults: FaultsOpt = None,
+    drift: DriftOpt = None,
     load: Annotated[
         str | None, typer.Option(help="Load levels (concurrent agents): 1,10,50,200.")
     ] = None,
@@ -214,8 +146,8 @@ def run(
     trials: Annotated[int | None, typer.Option(min=1, help="Trials per task.")] = None,
     k: KOpt = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Trials at once.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Suite seed.")] = None,
-    tasks: Annotated[str | None, typer.Option("--tasks", help="Task ids or tags.")] = None,
+    seed: SeedOpt = None,
+    tasks: TasksOpt = None,
     max_steps: Annotated[int | None, typer.Option(min=1, help="Model turns per trial.")] = None,
     store: StoreOpt = None,
     json_path: JsonOpt = None,
@@ -231,8 +163,7 @@ def run(
             raise UsageError("give a SUITE folder, or --resume RUN_ID")
         suite = Path(journal.run(resume)["config"]["suite_path"])
     loaded = load_suite(suite)
-    for threshold in fail_under or []:
-        parse_threshold(threshold)
+    flag_spec(fail_under or [], min_flag="--fail-under")  # bad thresholds fail before the run
     if agent is None and not model and not resume:
         model = [DEFAULT_MODEL]
     request = RunRequest(
@@ -323,11 +254,11 @@ def model_flags(
     if prompted:
         flags["prompted"] = True
     if headers:
-        flags["headers"] = dict(_pair("--header", h) for h in headers)
+        flags["headers"] = dict(parse_pair("--header", h) for h in headers)
     if params:
         extra = {}
         for text in params:
-            key, raw = _pair("--model-param", text)
+            key, raw = parse_pair("--model-param", text)
             try:
                 extra[key] = json.loads(raw)
             except json.JSONDecodeError:
@@ -336,14 +267,6 @@ def model_flags(
     return flags
 
 
-def _pair(flag: str, text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise UsageError(f"{flag} {text!r}: expected KEY=VALUE")
-    return key.strip(), value.strip()
-
-
-@app.command()
 def regrade(
     run_id: Annotated[str, typer.Argument(help="The run to re-grade.")],
     suite: Annotated[Path | None, typer.Option(help="Suite folder [the run's own].")] = None,
@@ -351,8 +274,8 @@ def regrade(
     json_path: JsonOpt = None,
 ) -> None:
     """Re-grade a run's stored transcripts against the suite's current expectations."""
-    from toolproof.backends import services_on_demand
     from toolproof.runner.regrade import regrade_run
+    from toolproof.runtime import services_on_demand
 
     journal = open_existing(store)
     path = suite or Path(journal.run(run_id)["config"]["suite_path"])
@@ -363,46 +286,6 @@ def regrade(
     finish(run_summary(journal, run_id), json_path, None)
 
 
-@app.command()
-def show(
-    run_id: Annotated[str, typer.Argument(help="A run id.")],
-    store: StoreOpt = None,
-    k: KOpt = None,
-    json_path: JsonOpt = None,
-    fail_under: FailUnderOpt = None,
-    infra_errors: Annotated[str | None, typer.Option("--infra-errors")] = None,
-) -> None:
-    """Print a stored run's summary (optionally at other k or another infra policy)."""
-    journal = open_existing(store)
-    summary = run_summary(
-        journal,
-        run_id,
-        with_threshold_ks(parse_k(k), fail_under),
-        parse_infra(infra_errors) if infra_errors else None,
-    )
-    finish(summary, json_path, fail_under)
-
-
-@app.command()
-def runs(store: StoreOpt = None, limit: int = 20) -> None:
-    """List the newest runs in the store."""
-    table = Table()
-    table.add_column("run", no_wrap=True)
-    for column in ("suite", "agent", "status", "trials", "created"):
-        table.add_column(column)
-    for row in open_existing(store).runs(limit):
-        table.add_row(
-            row["id"],
-            f"{row['suite_name']} {row['suite_version']}",
-            row["agent"],
-            row["status"],
-            str(row["trials"]),
-            row["created_at"],
-        )
-    console.print(table)
-
-
-@app.command()
 def schema(
     kind: Annotated[str, typer.Argument(help="'suite' or 'task'.")] = "suite",
 ) -> None:
@@ -413,49 +296,3 @@ def schema(
         raise UsageError(f"schema {kind!r}: use 'suite' or 'task'")
     model = SuiteFile if kind == "suite" else TaskSpec
     print(json.dumps(model.model_json_schema(), indent=2))
-
-
-@import_app.command("tau-bench")
-def import_taubench(
-    results: Annotated[Path, typer.Argument(help="tau-bench results JSON (.json or .json.gz).")],
-    k: KOpt = None,
-    store: StoreOpt = None,
-    json_path: JsonOpt = None,
-    fail_under: FailUnderOpt = None,
-) -> None:
-    """Import a tau-bench results file as a run and print its metrics."""
-    from toolproof.importers.taubench import import_results
-
-    journal = Store(store)
-    run_id = import_results(results, journal, parse_k(k))
-    console.print(f"imported {results} as run [bold]{run_id}")
-    summary = run_summary(journal, run_id, with_threshold_ks(parse_k(k), fail_under))
-    finish(summary, json_path, fail_under)
-
-
-app.command("serve-tools")(serve_tools)
-app.command()(gate)
-app.command()(compare)
-app.command()(verify)
-app.command("report")(report_command)
-app.command("view")(view_command)
-
-
-@app.command()
-def version() -> None:
-    """Print toolproof's version."""
-    print(__version__)
-
-
-def main() -> None:
-    """Entry point: user errors print where and what, exit 2, no traceback."""
-    try:
-        app()
-    except SuiteError as exc:
-        for problem in exc.problems:
-            errors.print(str(problem), markup=False, highlight=False)
-        errors.print(f"[red]{len(exc.problems)} problem(s)")
-        sys.exit(exc.exit_code)
-    except ToolproofError as exc:
-        errors.print(f"[red]error:[/] {exc}", highlight=False)
-        sys.exit(exc.exit_code)

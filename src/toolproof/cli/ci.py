@@ -1,4 +1,4 @@
-"""The CI commands: `gate`, `compare` and `verify` (registered on the CLI's app).
+"""The CI commands: `gate`, `compare` and `verify`.
 
 Exit 0 when everything held, 1 when the run fell short (a gate condition, a tampered result),
 2 on bad input (raised as ToolproofError and printed by the CLI without a traceback).
@@ -6,32 +6,24 @@ Exit 0 when everything held, 1 when the run fell short (a gate condition, a tamp
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from toolproof.ci.audit import load_manifest, record_manifest, verify_run
+from toolproof.ci.compare import compare_runs
+from toolproof.ci.gate import evaluate_gate, flag_spec, resolve_spec
+from toolproof.cli.options import StoreOpt
+from toolproof.cli.output import console
 from toolproof.errors import UsageError
+from toolproof.report.compare import comparison_tables
+from toolproof.report.json import write_json
+from toolproof.report.junit import write_junit
+from toolproof.report.markdown import write_markdown
+from toolproof.report.terminal import gate_table
 from toolproof.store.queries import open_existing
-
-console = Console() if sys.stdout.isatty() else Console(width=160)
-
-StoreOpt = Annotated[
-    str | None, typer.Option("--store", help="SQLAlchemy URL or SQLite file [./toolproof.db].")
-]
-
-
-def _write_json(data: dict[str, Any], path: Path, flag: str = "--json") -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
 
 
 def gate(
@@ -64,33 +56,13 @@ def gate(
     ] = None,
 ) -> None:
     """Decide whether a run's model may ship: thresholds, regressions, integrity. Exit 1 if not."""
-    from toolproof.gating import evaluate_gate, flag_spec, resolve_spec
-    from toolproof.report.junit import write_junit
-    from toolproof.report.markdown import write_markdown
-
     flags = flag_spec(min_ or [], max_ or [], max_regression)
     journal = open_existing(store)
     run = journal.run(run_id)
     spec, sources, warnings = resolve_spec(run, suite, flags, baseline)
     result = evaluate_gate(journal, run_id, spec, baseline, sources)
     result.warnings[:0] = warnings
-    table = Table(
-        title=escape(
-            f"gate · {run['suite_name']} {run['suite_version']} · run {run_id}"
-            + (f" vs baseline {baseline}" if baseline else "")
-        ),
-        title_justify="left",
-    )
-    for column in ("", "condition", "detail"):
-        table.add_column(column)
-    for condition in result.conditions:
-        mark = (
-            "[yellow]skip"
-            if condition.skipped
-            else ("[green]ok" if condition.passed else "[red]FAIL")
-        )
-        table.add_row(mark, escape(condition.title), escape(condition.detail))
-    console.print(table)
+    console.print(gate_table(result))
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     if junit:
@@ -100,7 +72,7 @@ def gate(
         write_markdown(result, markdown)
         console.print(f"wrote {markdown}")
     if json_path:
-        _write_json(result.as_json(), json_path)
+        write_json(result.as_json(), json_path)
         console.print(f"wrote {json_path}")
     failed = result.failed
     if failed:
@@ -122,8 +94,6 @@ def compare(
     alpha: Annotated[float, typer.Option(help="Significance level of the tests.")] = 0.05,
 ) -> None:
     """B − A per metric and per task, with paired tests over matched trials."""
-    from toolproof.compare import compare_runs, comparison_tables
-
     comparison = compare_runs(open_existing(store), run_a, run_b, alpha=alpha)
     for table in comparison_tables(comparison):
         console.print(table)
@@ -139,7 +109,7 @@ def compare(
             highlight=False,
         )
     if json_path:
-        _write_json(comparison.as_json(), json_path)
+        write_json(comparison.as_json(), json_path)
         console.print(f"wrote {json_path}")
 
 
@@ -163,8 +133,6 @@ def verify(
 ) -> None:
     """Recompute the hashes of a run's stored results; exit 1 when any differs from its
     manifest, naming the trial."""
-    from toolproof.audit import load_manifest, record_manifest, verify_run
-
     journal = open_existing(store)
     if record:
         if load_manifest(journal, run_id) is not None:
@@ -176,10 +144,10 @@ def verify(
         stored = load_manifest(journal, run_id)
         if stored is not None:
             document = {**stored.document, "manifest_hash": stored.manifest_hash}
-            _write_json(document, manifest, "--manifest")
+            write_json(document, manifest, "--manifest")
             console.print(f"wrote {manifest}")
     if json_path:
-        _write_json(result.as_json(), json_path)
+        write_json(result.as_json(), json_path)
         console.print(f"wrote {json_path}")
     if result.ok:
         console.print(

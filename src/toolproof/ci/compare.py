@@ -1,0 +1,123 @@
+"""Comparing two stored runs (`toolproof compare`, the gate's regression check)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolproof.errors import UsageError
+from toolproof.metrics.comparison import (
+    ALPHA,
+    RESAMPLES,
+    SHOWN,
+    Comparison,
+    MetricDiff,
+    PairComparison,
+    compare_rows,
+    pair_models,
+)
+from toolproof.metrics.summary import InfraPolicy, model_metrics
+from toolproof.report.format import variant_suffix
+from toolproof.store.journal import Store
+from toolproof.store.queries import run_summary
+
+
+def _models(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(str(row.get("model", "")) for row in rows))
+
+
+def _entries(summary: Mapping[str, Any], agent: str) -> dict[str, Mapping[str, Any]]:
+    """The summary's model entries by the model as stored (agent runs store '')."""
+    return {("" if e["model"] == agent else e["model"]): e for e in summary["models"]}
+
+
+def compare_runs(
+    store: Store,
+    run_a: str,
+    run_b: str,
+    *,
+    alpha: float = ALPHA,
+    resamples: int = RESAMPLES,
+) -> Comparison:
+    """Run B (the candidate) against run A (the baseline), from one store."""
+    if run_a == run_b:
+        raise UsageError(f"compare {run_a} with another run, not with itself")
+    if not 0 < alpha < 1:
+        raise UsageError(f"significance level {alpha}: must be between 0 and 1")
+    ra, rb = store.run(run_a), store.run(run_b)
+    if ra["suite_name"] != rb["suite_name"]:
+        raise UsageError(
+            f"run {run_a} is of suite '{ra['suite_name']}' and run {run_b} of suite "
+            f"'{rb['suite_name']}': only runs of the same suite can be compared"
+        )
+    infra: InfraPolicy = "exclude" if rb["config"].get("infra_errors") == "exclude" else "fail"
+    seed = int(rb["config"].get("seed", 0))
+    rows_a, rows_b = store.outcomes(run_a), store.outcomes(run_b)
+    hashes_a = {r["task_id"]: r["task_hash"] for r in store.run_tasks(run_a)}
+    hashes_b = {r["task_id"]: r["task_hash"] for r in store.run_tasks(run_b)}
+    changed = sorted(t for t in set(hashes_a) & set(hashes_b) if hashes_a[t] != hashes_b[t])
+    warnings = []
+    if changed:
+        shown = ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else "")
+        warnings.append(f"{len(changed)} task(s) changed between the runs: {shown}")
+    seed_a = int(ra["config"].get("seed", 0))
+    if seed_a != seed:
+        warnings.append(
+            f"the runs used different seeds ({seed_a} and {seed}): trials with the same index "
+            "met different simulated users and faults, so the pairs are less alike"
+        )
+    for run_id, run in ((run_a, ra), (run_b, rb)):
+        if run["status"] != "finished":
+            warnings.append(f"run {run_id} is {run['status']}, not finished")
+    ks = sorted(set(ra["config"].get("k", [1])) | set(rb["config"].get("k", [1])))
+    summary_a = _entries(run_summary(store, run_a), ra["agent"])
+    summary_b = _entries(run_summary(store, run_b), rb["agent"])
+    pairs = []
+    for model_a, model_b in pair_models(_models(rows_a), _models(rows_b)):
+        variants = compare_rows(
+            [r for r in rows_a if r["model"] == model_a],
+            [r for r in rows_b if r["model"] == model_b],
+            ks=ks,
+            infra=infra,
+            alpha=alpha,
+            seed=seed,
+            resamples=resamples,
+            changed=changed,
+        )
+        metrics_a = model_metrics(summary_a[model_a]) if model_a in summary_a else {}
+        metrics_b = model_metrics(summary_b[model_b]) if model_b in summary_b else {}
+        names = [n for n in SHOWN if n in metrics_a or n in metrics_b]
+        names += sorted(
+            n
+            for n in set(metrics_a) | set(metrics_b)
+            if n not in SHOWN and not n.startswith(("pass@", "pass^", "reliability_tax@"))
+        )
+        pairs.append(
+            PairComparison(
+                model_a=model_a,
+                model_b=model_b,
+                label_a=model_a or ra["agent"],
+                label_b=model_b or rb["agent"],
+                variants=variants,
+                metrics=[MetricDiff(n, metrics_a.get(n), metrics_b.get(n)) for n in names],
+            )
+        )
+    for pair in pairs:
+        if not pair.variants:
+            warnings.append(f"{pair.label}: the runs have no variant in common")
+        for v in pair.variants:
+            if v.only_a or v.only_b:
+                warnings.append(
+                    f"{pair.label}{variant_suffix(v.variant)}: {v.only_a} trial(s) of "
+                    f"{run_a} and {v.only_b} of {run_b} have no match and are left out"
+                )
+    return Comparison(
+        run_a=run_a,
+        run_b=run_b,
+        suite=rb["suite_name"],
+        infra_errors=infra,
+        alpha=alpha,
+        seed=seed,
+        pairs=pairs,
+        warnings=warnings,
+    )

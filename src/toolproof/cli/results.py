@@ -1,0 +1,149 @@
+"""The results commands: `show`, `runs`, `report`, `view` and `import`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from toolproof.cli.options import FailUnderOpt, JsonOpt, KOpt, StoreOpt, parse_infra, parse_k
+from toolproof.cli.output import console, errors, finish, with_threshold_ks
+from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
+from toolproof.store.journal import Store
+from toolproof.store.queries import open_existing, run_summary
+
+import_app = typer.Typer(help="Import another harness's results as a run.", no_args_is_help=True)
+
+
+def show(
+    run_id: Annotated[str, typer.Argument(help="A run id.")],
+    store: StoreOpt = None,
+    k: KOpt = None,
+    json_path: JsonOpt = None,
+    fail_under: FailUnderOpt = None,
+    infra_errors: Annotated[str | None, typer.Option("--infra-errors")] = None,
+) -> None:
+    """Print a stored run's summary (optionally at other k or another infra policy)."""
+    journal = open_existing(store)
+    summary = run_summary(
+        journal,
+        run_id,
+        with_threshold_ks(parse_k(k), fail_under),
+        parse_infra(infra_errors) if infra_errors else None,
+    )
+    finish(summary, json_path, fail_under)
+
+
+def runs(store: StoreOpt = None, limit: int = 20) -> None:
+    """List the newest runs in the store."""
+    table = Table()
+    table.add_column("run", no_wrap=True)
+    for column in ("suite", "agent", "status", "trials", "created"):
+        table.add_column(column)
+    for row in open_existing(store).runs(limit):
+        table.add_row(
+            row["id"],
+            f"{row['suite_name']} {row['suite_version']}",
+            row["agent"],
+            row["status"],
+            str(row["trials"]),
+            row["created_at"],
+        )
+    console.print(table)
+
+
+def report(
+    run_ids: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUN_ID", help="Runs to report on; several are compared side by side."
+        ),
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path(
+        "report.html"
+    ),
+    store: StoreOpt = None,
+    transcripts_mb: Annotated[
+        float,
+        typer.Option(
+            "--transcripts-mb",
+            min=0,
+            help="Budget in MB for the embedded trial records (compressed); "
+            "0 embeds none. Trials that did not pass come first.",
+        ),
+    ] = DEFAULT_TRANSCRIPTS_MB,
+    title: Annotated[
+        str | None, typer.Option(help="The page title (default: the suite and the run).")
+    ] = None,
+) -> None:
+    """Write one self-contained HTML report (works offline): scores, pass^k curves, conditions,
+    cost, the task × trial grid and every trial's transcript."""
+    stats = write_report(
+        open_existing(store), run_ids, output, title=title, transcripts_mb=transcripts_mb
+    )
+    records = (
+        "every trial's record"
+        if stats.transcripts == stats.trials
+        else f"{stats.transcripts:,} of {stats.trials:,} trial records"
+    )
+    Console(soft_wrap=True).print(
+        f"wrote {stats.path} ({stats.bytes / 1_000_000:.1f} MB; {stats.runs} run(s), "
+        f"{stats.trials:,} trials, {records}) in {stats.seconds:.1f}s",
+        highlight=False,
+    )
+
+
+def view(
+    store: StoreOpt = None,
+    host: Annotated[
+        str,
+        typer.Option(help="Address to listen on; the default lets only this machine connect."),
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8765,
+) -> None:
+    """Serve a local dashboard: the runs (filterable), their HTML reports, and each metric's
+    trend across a suite's runs, one line per model."""
+    from toolproof.view.data import Dashboard
+    from toolproof.view.server import DashboardServer
+
+    server = DashboardServer(Dashboard(open_existing(store)), host, port)
+    out = Console(soft_wrap=True, highlight=False)
+    if not server.loopback:
+        errors.print(
+            f"warning: listening on {host}: anyone who can reach this machine on port "
+            f"{server.server_port} can read every run in the store (there is no login)",
+            style="yellow",
+            markup=False,
+            highlight=False,
+        )
+    out.print(
+        f"toolproof view of {server.store_label} at {server.url} (Ctrl-C stops it)", markup=False
+    )
+    out.file.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+@import_app.command("tau-bench")
+def import_taubench(
+    results: Annotated[Path, typer.Argument(help="tau-bench results JSON (.json or .json.gz).")],
+    k: KOpt = None,
+    store: StoreOpt = None,
+    json_path: JsonOpt = None,
+    fail_under: FailUnderOpt = None,
+) -> None:
+    """Import a tau-bench results file as a run and print its metrics."""
+    from toolproof.importers.taubench import import_results
+
+    journal = Store(store)
+    run_id = import_results(results, journal, parse_k(k))
+    console.print(f"imported {results} as run [bold]{run_id}")
+    summary = run_summary(journal, run_id, with_threshold_ks(parse_k(k), fail_under))
+    finish(summary, json_path, fail_under)

@@ -1,0 +1,38 @@
+"""Seeds: one per trial, and from it one independent stream per source of randomness.
+
+A trial's seed derives from (suite seed, variant, task id, trial index) by hashing
+(`toolproof.runner.plan.derive_seed`); it does not depend on the model, so every model of a
+run meets the same trial. Each source of randomness then draws from its own stream of that
+seed, so adding a fault rule never changes what the simulated user says:
+
+- `faults`: the fault injector (which calls fail, latencies, damaged payloads);
+- `model`: the model's sampling seed, one per model turn, where the provider accepts one
+  (OpenAI and compatible servers: `seed`; the embedded model: llama.cpp's sampler), unless
+  the model's settings fix a seed;
+- `user`: the simulated user's model, one per turn, likewise;
+- `tools`: `ToolContext.seed`, for Python tools that draw random values.
+
+Hooks and checks get the trial's own seed (`{seed}`, `TOOLPROOF_SEED`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+STREAMS = ("faults", "model", "user", "tools")
+
+
+def stream_seed(trial_seed: int, stream: str, index: int = 0) -> int:
+    """A 31-bit seed for `stream` (and its `index`-th draw: a model turn) of a trial."""
+    if stream not in STREAMS:
+        raise ValueError(f"unknown seed stream {stream!r}; streams: {', '.join(STREAMS)}")
+    key = f"{stream}:{trial_seed}:{index}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:4], "big") >> 1
+
+
+def stream_rng(trial_seed: int, stream: str) -> random.Random:
+    """A random generator of its own for `stream` of a trial."""
+    if stream not in STREAMS:
+        raise ValueError(f"unknown seed stream {stream!r}; streams: {', '.join(STREAMS)}")
+    return random.Random(f"{stream}:{trial_seed}")

@@ -1,0 +1,109 @@
+"""`gate:` in suite.yaml, and the one grammar of metric names a gate may hold a run to.
+
+The same names serve `toolproof gate --min/--max` and `toolproof run --fail-under` (which is
+shorthand for `--min`): pass@K, pass^K, pass^K_strict, reliability_tax@K and the named
+metrics below.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+from toolproof.spec.base import Strict
+
+K_METRIC = re.compile(r"^(?:pass@|pass\^|reliability_tax@)([1-9][0-9]*)(?:_strict)?$")
+"""A metric computed at some k; group 1 is k."""
+
+NAMED_METRICS = frozenset(
+    {
+        "reliability_score",
+        "recovery_rate",
+        "loop_rate",
+        "corrective_action",
+        "drift_robustness",
+        "completion_under_load",
+        "cost_usd",
+        "cost_per_pass_usd",
+        "cost_per_task_usd",
+        "user_cost_usd",
+        "tokens_input",
+        "tokens_output",
+        "latency_p50_s",
+        "latency_p95_s",
+        "trial_latency_p50_s",
+        "trial_latency_p95_s",
+        "tool_calls_per_trial",
+        "turns_per_trial",
+        "infra_error_share",
+    }
+)
+
+
+def check_metric(name: str) -> str:
+    """A metric name a gate may use, or ValueError saying which ones exist."""
+    if name in NAMED_METRICS or K_METRIC.match(name):
+        return name
+    raise ValueError(
+        f"unknown metric '{name}'; use pass@K, pass^K, pass^K_strict, reliability_tax@K or "
+        + ", ".join(sorted(NAMED_METRICS))
+    )
+
+
+def k_of(name: str) -> int | None:
+    """The k a metric name is computed at (pass^5 -> 5), if any."""
+    match = K_METRIC.match(name)
+    return int(match.group(1)) if match else None
+
+
+GateMetric = Annotated[str, AfterValidator(check_metric)]
+
+
+class GateSpec(Strict):
+    """`gate:` in suite.yaml: what a run must show before its model may ship."""
+
+    min: dict[GateMetric, float] = Field(
+        default_factory=dict,
+        description="Metric -> floor: every model's value must be at least this.",
+    )
+    max: dict[GateMetric, float] = Field(
+        default_factory=dict,
+        description="Metric -> ceiling: every model's value must be at most this.",
+    )
+    max_regression: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Against a baseline run: the largest drop of pass@1 or pass^k allowed "
+        "when the paired test finds it significant (default 0.03 with --baseline).",
+    )
+    max_infra_error_share: float | None = Field(
+        None, ge=0, le=1, description="Share of trials that may end as infra errors."
+    )
+    max_cost_per_task: float | None = Field(
+        None, ge=0, description="USD per task: the model's cost_usd divided by its tasks."
+    )
+    alpha: float = Field(
+        0.05, gt=0, lt=1, description="Significance level of the regression tests."
+    )
+
+    def floors(self) -> dict[str, float]:
+        return dict(self.min)
+
+    def ceilings(self) -> dict[str, float]:
+        out = dict(self.max)
+        if self.max_cost_per_task is not None:
+            out.setdefault("cost_per_task_usd", self.max_cost_per_task)
+        if self.max_infra_error_share is not None:
+            out.setdefault("infra_error_share", self.max_infra_error_share)
+        return out
+
+    def is_empty(self) -> bool:
+        return not (self.floors() or self.ceilings() or self.max_regression is not None)
+
+    def ks(self) -> list[int]:
+        """The k values the gate's metrics name, so the summary computes them."""
+        names = list(self.floors()) + list(self.ceilings())
+        return sorted({k for name in names if (k := k_of(name)) is not None})

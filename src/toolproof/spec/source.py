@@ -1,0 +1,151 @@
+"""What reading a suite folder gives: its files, parsed and located, before anything runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from toolproof.errors import Problem
+from toolproof.spec.models import SuiteFile, TaskSpec
+from toolproof.spec.yamlload import LineDict, line_of
+
+SUITE_FILE = "suite.yaml"
+
+
+def shown(path: Path) -> str:
+    """A path as users typed it: relative to the working directory when possible."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task as read: its spec, where it was defined, and its content hash."""
+
+    spec: TaskSpec
+    source: str
+    line: int | None
+    lines: LineDict = field(repr=False, compare=False)
+    content_hash: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def at(self, *loc: Any) -> int | None:
+        """The line of a place inside the task (`at("expect", "calls", 0)`), else its own."""
+        return line_of(self.lines, list(loc)) or self.line
+
+
+@dataclass
+class SuiteSource:
+    """A suite folder as its files say: suite.yaml, policy, world data and tasks, with every
+    problem found so far (located) and every file read (for the suite's content hash).
+
+    `file` is None when suite.yaml itself does not validate; the tasks are still read, so
+    their problems are reported in the same pass."""
+
+    root: Path
+    path: Path
+    raw: LineDict
+    file: SuiteFile | None = None
+    policy: str = ""
+    tasks: list[Task] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    """World data files by their stem, before the factory."""
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        return shown(self.path)
+
+    def line(self, *loc: str | int) -> int | None:
+        """The line of a place in suite.yaml, like `line("backends", "shop", "module")`."""
+        return line_of(self.raw, list(loc))
+
+    def problem(self, path: Path | str, line: int | None, message: str) -> None:
+        where = shown(path) if isinstance(path, Path) else path
+        self.problems.append(Problem(where, line, message))
+
+    def suite_problem(self, loc: list[str | int], message: str) -> None:
+        """A problem at a place in suite.yaml."""
+        self.problems.append(Problem(self.where, line_of(self.raw, loc), message))
+
+    def read(self, path: Path) -> bytes:
+        """A file of the suite, remembered for the content hash."""
+        data = path.read_bytes()
+        self.record(path, data)
+        return data
+
+    def record(self, path: Path | str, data: bytes) -> None:
+        """Something the suite's content depends on: a file of the folder (by its path
+        relative to the folder), or a named blob like a server's tool list."""
+        key = path.relative_to(self.root).as_posix() if isinstance(path, Path) else path
+        self.files[key] = data
+
+
+def validation_problems(exc: ValidationError, data: Any, where: str) -> list[Problem]:
+    """pydantic errors as located problems, one per place in the file."""
+    problems: list[Problem] = []
+    seen: set[tuple[int | None, str]] = set()
+    for error in exc.errors():
+        loc = _data_loc(data, error["loc"])
+        line = line_of(data, loc)
+        name = ".".join(str(p) for p in loc)
+        kind = error["type"]
+        if kind == "extra_forbidden":
+            message = f"unknown field '{loc[-1]}'" + (
+                f" in {'.'.join(map(str, loc[:-1]))}" if loc[:-1] else ""
+            )
+        elif kind == "missing":
+            message = f"missing required field '{name}'"
+        else:
+            message = f"{name}: {error['msg']}" if name else error["msg"]
+        key = (line, name)
+        if key not in seen:
+            seen.add(key)
+            problems.append(Problem(where, line, message))
+    return problems
+
+
+def _data_loc(data: Any, loc: tuple[int | str, ...]) -> list[int | str]:
+    """The parts of a pydantic location that name places in the data.
+
+    pydantic adds the names of union members ('str', 'TaskSpec', 'list[str]') to locations;
+    those are dropped. A last part absent from the data (a missing field) is kept.
+    """
+    kept: list[int | str] = []
+    node = data
+    for i, part in enumerate(loc):
+        in_dict = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_dict or in_list:
+            node = node[part]
+        elif i < len(loc) - 1 or _is_union_tag(part):
+            continue
+        elif isinstance(node, dict) and node.get("type") == part:
+            continue  # the tag of a discriminated union (a backend's type)
+        kept.append(part)
+    return kept
+
+
+def _is_union_tag(part: int | str) -> bool:
+    return isinstance(part, str) and (
+        part in ("str", "int", "float", "bool", "dict", "list") or "[" in part or part[:1].isupper()
+    )
+
+
+def validate(model: type[BaseModel], data: Any, where: str, problems: list[Problem]) -> Any:
+    """`model` from `data`, or None with the located problems added."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(validation_problems(exc, data, where))
+        return None

@@ -1,0 +1,7 @@
+"""The loaded suite: its tools bound into the spectra, its tasks, its world, its runtime."""
+
+from toolproof.spec.source import Task
+from toolproof.suite.load import load_suite
+from toolproof.suite.loaded import Suite, ToolBinding
+
+__all__ = ["Suite", "Task", "ToolBinding", "load_suite"]

@@ -1,0 +1,145 @@
+"""The checks a suite must pass once its tools are known: every task, every condition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolproof.gateway.drift import DriftError, DriftLayer
+from toolproof.spec.models import SuiteFile
+from toolproof.spec.placeholders import scope_names, template_problem
+from toolproof.spec.source import SuiteSource, Task
+from toolproof.suite.loaded import ToolBinding
+
+
+def check_task(
+    source: SuiteSource,
+    task: Task,
+    tools: dict[str, ToolBinding],
+    world: Any,
+    task_ids: dict[str, str],
+) -> None:
+    """Semantic checks of one task. A tool declared in the spectra that did not load (its
+    problem is already reported) is not reported again as unknown."""
+    assert source.file is not None
+    spec = task.spec
+    if spec.id in task_ids:
+        first = task_ids[spec.id]
+        source.problem(task.source, task.line, f"duplicate task id '{spec.id}' (first at {first})")
+    else:
+        task_ids[spec.id] = f"{task.source}:{task.line}"
+    expect = spec.expect
+    if expect.is_empty():
+        source.problem(
+            task.source,
+            task.at("expect"),
+            f"task '{spec.id}' has no expectations; a task that cannot fail proves nothing "
+            "(give actions, state, calls, forbidden_calls, must_say or must_not_say)",
+        )
+    _check_calls(source, task, tools, set(source.file.tools))
+    _check_checks(source, task, tools, source.file)
+    for key in spec.initial_state:
+        if key not in world:
+            source.problem(
+                task.source,
+                task.at("initial_state", key),
+                f"initial_state names '{key}', which the world does not have",
+            )
+
+
+def _check_calls(
+    source: SuiteSource, task: Task, tools: dict[str, ToolBinding], declared: set[str]
+) -> None:
+    """Gold actions are complete calls the tool accepts; required and forbidden calls name
+    arguments the tool has."""
+    expect = task.spec.expect
+    groups: list[tuple[str, list[Any]]] = [
+        ("actions", list(expect.actions or [])),
+        ("calls", list(expect.calls)),
+        ("forbidden_calls", list(expect.forbidden_calls)),
+    ]
+    for group, calls in groups:
+        for i, call in enumerate(calls):
+            binding = tools.get(call.tool)
+            if binding is None:
+                if call.tool not in declared:
+                    line = task.at("expect", group, i, "tool")
+                    source.problem(task.source, line, f"unknown tool '{call.tool}' in {group}")
+                continue
+            if group == "actions":
+                for issue in binding.tool.check_arguments(dict(call.args)):
+                    line = task.at("expect", group, i, "args")
+                    source.problem(task.source, line, f"{call.tool}: {issue}")
+                continue
+            known = set(binding.schema.parameters.get("properties", {}))
+            for arg in call.args:
+                if arg not in known:
+                    line = task.at("expect", group, i, "args", arg)
+                    source.problem(task.source, line, f"{call.tool} has no argument '{arg}'")
+
+
+def _check_checks(
+    source: SuiteSource, task: Task, tools: dict[str, ToolBinding], file: SuiteFile
+) -> None:
+    """A task's command checks expand; gold actions on real systems need checks."""
+    expect = task.spec.expect
+    names = scope_names("trial", file.services)
+    for i, check in enumerate(expect.check):
+        if check.command is None:
+            continue
+        problem = template_problem(check.command, names) or template_problem(check.cwd, names)
+        if problem:
+            source.problem(task.source, task.at("expect", "check", i), problem)
+    real = sorted(
+        {a.tool for a in expect.actions or [] if a.tool in tools and not tools[a.tool].simulated}
+    )
+    if real and not expect.check:
+        source.problem(
+            task.source,
+            task.at("expect", "actions"),
+            f"task '{task.id}': its gold actions call tools of real systems "
+            f"({', '.join(real)}), whose effects the world hash cannot see; give `check` "
+            "expectations that verify the final state (a task that cannot fail proves nothing)",
+        )
+
+
+def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
+    """Fault profiles, drift variants, load and score must name what the suite has."""
+    faults = file.faults
+    if faults.refresh_tool and faults.refresh_tool not in tools:
+        source.suite_problem(
+            ["faults", "refresh_tool"],
+            f"refresh_tool '{faults.refresh_tool}' is not in the spectra",
+        )
+    for name, rules in faults.profiles.items():
+        for i, rule in enumerate(rules):
+            for tool in rule.tools or []:
+                if tool not in tools:
+                    source.suite_problem(
+                        ["faults", "profiles", name, i, "tools"],
+                        f"fault profile '{name}': unknown tool '{tool}'",
+                    )
+            if rule.kind == "token_expired" and not faults.refresh_tool:
+                source.suite_problem(
+                    ["faults", "profiles", name, i],
+                    f"fault profile '{name}': token_expired needs faults.refresh_tool",
+                )
+    schemas = {name: b.schema for name, b in tools.items()}
+    for name, transforms in file.drift.items():
+        try:
+            DriftLayer(list(transforms), schemas)
+        except DriftError as exc:
+            source.suite_problem(["drift", name], f"drift variant '{name}': {exc}")
+    if file.load:
+        for tool in file.load.capacity:
+            if tool != "*" and tool not in tools:
+                source.suite_problem(
+                    ["load", "capacity", tool], f"load capacity for unknown tool '{tool}'"
+                )
+    score = file.score
+    if score.faults and score.faults not in faults.profiles:
+        source.suite_problem(
+            ["score", "faults"], f"score.faults: no fault profile '{score.faults}'"
+        )
+    for variant in score.drift or []:
+        if variant not in file.drift:
+            source.suite_problem(["score", "drift"], f"score.drift: no drift variant '{variant}'")

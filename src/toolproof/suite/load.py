@@ -1,0 +1,135 @@
+"""Loading a suite folder into a Suite, reporting every problem as `path:line: message`.
+
+Three steps, each in its own place: read the files (`toolproof.spec.read`, runs nothing),
+discover the tools and start what is live (`toolproof.runtime.discover`, one call), then bind
+the spectra and check every task and condition against what was found
+(`toolproof.suite.checks`). All problems of the three steps are raised together, by file and
+line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from toolproof.errors import Problem, SuiteError
+from toolproof.runtime import discover
+from toolproof.spec.models import SuiteFile
+from toolproof.spec.read import read_suite
+from toolproof.spec.source import SuiteSource
+from toolproof.suite.checks import check_conditions, check_task
+from toolproof.suite.loaded import Suite, ToolBinding
+from toolproof.tools.base import Tool, ToolSchema
+from toolproof.world import freeze
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Load and check a suite folder (or its suite.yaml); raises SuiteError with every problem."""
+    source = read_suite(path)
+    file = source.file
+    if file is None:
+        raise SuiteError(located(source))
+    found = discover(source)
+    try:
+        tools = bind_tools(source, file, found.tools)
+        try:
+            world = freeze(found.world)
+        except TypeError as exc:
+            source.suite_problem(["world"], f"world: {exc}")
+            world = freeze({})
+        task_ids: dict[str, str] = {}
+        for task in source.tasks:
+            check_task(source, task, tools, world, task_ids)
+        if not source.problems:
+            check_conditions(source, file, tools)
+        if source.problems:
+            raise SuiteError(located(source))
+    except BaseException:
+        if found.runtime is not None:
+            found.runtime.close()
+        raise
+    return Suite(
+        root=source.root,
+        file=file,
+        policy=source.policy,
+        tools=tools,
+        tasks=source.tasks,
+        world=world,
+        content_hash=content_hash(source),
+        warnings=source.warnings,
+        runtime=found.runtime,
+    )
+
+
+def located(source: SuiteSource) -> list[Problem]:
+    """The problems found, by file and line (a file's problems without a line first)."""
+    return sorted(source.problems, key=lambda p: (p.path, p.line or 0))
+
+
+def content_hash(source: SuiteSource) -> str:
+    """sha256 over every file (and live tool list) the suite was loaded from, by name."""
+    digest = hashlib.sha256()
+    for name in sorted(source.files):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(source.files[name]).digest())
+    return digest.hexdigest()
+
+
+def bind_tools(
+    source: SuiteSource, file: SuiteFile, backends: dict[str, dict[str, Tool]]
+) -> dict[str, ToolBinding]:
+    """The spectra: each tool of `tools:` bound to its backend's tool, tier and weight, with
+    the overrides of suite.yaml (description, parameters, write)."""
+    for backend_name, backend_tools in backends.items():
+        for tool_name in backend_tools:
+            if tool_name not in file.tools:
+                source.warnings.append(
+                    f"backend '{backend_name}': tool '{tool_name}' is not in the spectra, "
+                    "so no agent sees it"
+                )
+    bindings: dict[str, ToolBinding] = {}
+    for name, entry in file.tools.items():
+        backend = entry.backend
+        if backend is None:
+            if len(file.backends) != 1:
+                source.suite_problem(
+                    ["tools", name], f"tool '{name}': say which backend (there are several)"
+                )
+                continue
+            backend = next(iter(file.backends))
+        if backend not in backends:
+            source.suite_problem(["tools", name], f"tool '{name}': unknown backend '{backend}'")
+            continue
+        tool = backends[backend].get(name)
+        if tool is None:
+            if backends[backend]:
+                known = ", ".join(sorted(backends[backend]))
+                source.suite_problem(
+                    ["tools", name],
+                    f"tool '{name}' not found in backend '{backend}' (it has: {known})",
+                )
+            continue
+        if entry.parameters is not None:
+            try:
+                Draft202012Validator.check_schema(entry.parameters)
+            except SchemaError as exc:
+                source.suite_problem(
+                    ["tools", name, "parameters"], f"bad JSON Schema: {exc.message}"
+                )
+        schema = ToolSchema(
+            name=name,
+            description=entry.description or tool.schema.description,
+            parameters=entry.parameters or tool.schema.parameters,
+        )
+        bindings[name] = ToolBinding(
+            tool=tool,
+            schema=schema,
+            tier=entry.tier,
+            weight=entry.weight,
+            write=tool.write if entry.write is None else entry.write,
+            backend=backend,
+            simulated=tool.simulated,
+        )
+    return bindings
