@@ -1,4 +1,4 @@
-"""A finished trial as stored, and how its outcome is decided."""
+"""A finished trial as the store keeps it (how it is graded: `toolproof.runner.grading`)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from toolproof.graders import Evidence, Verdict, grade
+from toolproof.graders import Verdict
 from toolproof.models.base import Usage
-from toolproof.spec.source import Task
-from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
-from toolproof.world import Change, World
+from toolproof.world import Change
 
 Outcome = Literal["passed", "failed", "infra_error"]
 OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "infra_error")
@@ -45,31 +43,3 @@ class TrialResult(BaseModel):
     conditions: dict[str, Any] = Field(
         default_factory=dict, description="Failed and recovered calls, loops, faults."
     )
-
-
-def judge(
-    suite: Suite,
-    task: Task,
-    transcript: Transcript,
-    world: World,
-    final_hash: str,
-    expected_hash: str | None,
-    ended: str,
-    failure: str = "",
-) -> tuple[Outcome, str, list[Verdict]]:
-    """Grade a finished conversation: (outcome, reason, verdicts)."""
-    evidence = Evidence(
-        transcript=transcript,
-        lookup=world.lookup,
-        final_hash=final_hash,
-        expected_hash=expected_hash,
-        write_tools=frozenset(name for name, b in suite.tools.items() if b.write),
-        ended=ended,
-    )
-    verdicts = grade(task.spec.expect, list(suite.file.policy_rules), evidence)
-    if failure:
-        return "failed", f"{ended}: {failure}", verdicts
-    failed = [v for v in verdicts if not v.passed]
-    if failed:
-        return "failed", f"{failed[0].grader}: {failed[0].reason}", verdicts
-    return "passed", "", verdicts

@@ -28,7 +28,7 @@ from toolproof.errors import UsageError
 from toolproof.results import TrialResult
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.run import RunRequest, expected_hashes, run_suite
-from toolproof.runner.trial import run_trial
+from toolproof.runner.trial import Trial, run_trial
 from toolproof.store.journal import Store
 from toolproof.suite import Suite, load_suite
 
@@ -365,7 +365,7 @@ def trial_of(suite: Suite, task_id: str, factory: Any, label: str) -> TrialResul
     task = suite.task(task_id)
     expected = asyncio.run(expected_hashes(suite, [task]))[task_id]
     spec = TrialSpec(task_id=task_id, trial=0, seed=1)
-    return asyncio.run(run_trial(spec, suite, factory, expected, 10, label))
+    return asyncio.run(run_trial(Trial(spec, suite, factory, label, expected, max_steps=10)))
 
 
 # ---------------------------------------------------------------- the worked examples

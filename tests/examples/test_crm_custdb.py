@@ -20,7 +20,7 @@ from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.runner.trial import run_trial
+from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.runtime import services_on_demand
 from toolproof.store.journal import Store
@@ -73,7 +73,9 @@ async def trial(
     make = agent if isinstance(agent, type) else (lambda _ctx: agent)
     replay = await replay_gold(suite, suite.task(task_id))
     spec = TrialSpec(task_id, 0, seed)
-    return await run_trial(spec, suite, make, replay.hash, 40, "test", conditions=conditions)
+    return await run_trial(
+        Trial(spec, suite, make, "test", replay.hash, max_steps=40, conditions=conditions)
+    )
 
 
 def test_the_hand_written_document_loads_with_its_gaps_listed(crm: Suite) -> None:

@@ -103,13 +103,15 @@ def test_a_policy_breaking_agent_fails_for_the_right_reason(retail: Suite, tmp_p
     from toolproof.agents.registry import resolve_agent
     from toolproof.runner.gold import replay_gold
     from toolproof.runner.plan import TrialSpec
-    from toolproof.runner.trial import run_trial
+    from toolproof.runner.trial import Trial, run_trial
 
     script = tmp_path / "script.yaml"
     script.write_text(POLICY_BREAKER)
     agent = resolve_agent(f"scripted:{script}")
     task = retail.task("refund-to-other-method-refused")
     expected = asyncio.run(replay_gold(retail, task)).hash
-    result = asyncio.run(run_trial(TrialSpec(task.id, 0, 1), retail, agent.factory, expected, 30))
+    result = asyncio.run(
+        run_trial(Trial(TrialSpec(task.id, 0, 1), retail, agent.factory, "", expected))
+    )
     assert result.outcome == "failed"
     assert result.transcript.tool_calls()[0].error_kind == "not_found"

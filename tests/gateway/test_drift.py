@@ -19,9 +19,9 @@ from toolproof.errors import SuiteError
 from toolproof.gateway import Gateway
 from toolproof.gateway.drift import DriftError, DriftLayer
 from toolproof.results import TrialResult
+from toolproof.runner import trial as trials
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
-from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.conditions import RenameParam, RenameTool
 from toolproof.suite import Suite, load_suite
@@ -405,14 +405,16 @@ def drift_trial(suite: Suite, task_id: str, variant: str, factory: AgentFactory)
     setup = VariantSetup(suite, Variant(drift=variant), 0.001)
     expected = asyncio.run(replay_gold(suite, task)).hash
     return asyncio.run(
-        run_trial(
-            TrialSpec(task_id, 0, 3, f"drift:{variant}"),
-            suite,
-            factory,
-            expected,
-            10,
-            "agent",
-            conditions=setup.conditions(task, 3),
+        trials.run_trial(
+            trials.Trial(
+                TrialSpec(task_id, 0, 3, f"drift:{variant}"),
+                suite,
+                factory,
+                "agent",
+                expected,
+                max_steps=10,
+                conditions=setup.conditions(task, 3),
+            )
         )
     )
 

@@ -20,9 +20,9 @@ from support import MINI_FILES, MINI_SUITE, MINI_TOOLS, write_files
 from toolproof.agents.baselines import RetryingOracle
 from toolproof.gateway import Gateway
 from toolproof.gateway.faults import EBCDIC_TEXT, FaultInjector
+from toolproof.runner import trial as trials
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
-from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.conditions import FaultRule
 from toolproof.suite import Suite, load_suite
@@ -434,14 +434,16 @@ def test_two_trials_with_the_same_seed_have_identical_transcripts(tmp_path: Path
 
     def run(seed: int) -> list[tuple[str, str | None, str | None]]:
         result = asyncio.run(
-            run_trial(
-                TrialSpec("cancel", 0, seed, "faults:p"),
-                suite,
-                RetryingOracle,
-                expected,
-                30,
-                "retrying-oracle",
-                conditions=setup.conditions(task, seed),
+            trials.run_trial(
+                trials.Trial(
+                    TrialSpec("cancel", 0, seed, "faults:p"),
+                    suite,
+                    RetryingOracle,
+                    "retrying-oracle",
+                    expected,
+                    max_steps=30,
+                    conditions=setup.conditions(task, seed),
+                )
             )
         )
         return [(c.name, c.fault, c.error_kind) for c in result.transcript.tool_calls()]

@@ -14,7 +14,7 @@ from toolproof.errors import InfraError
 from toolproof.models.base import ContextOverflow, Message, ModelClient, ModelResponse
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
-from toolproof.runner.trial import run_trial
+from toolproof.runner.trial import Trial, run_trial
 from toolproof.suite import Suite
 from toolproof.tools.base import ToolSchema
 
@@ -41,7 +41,9 @@ def trial(suite: Suite, task_id: str, script: Path, max_steps: int = 30):  # typ
     agent = resolve_agent(f"scripted:{script}")
     expected = asyncio.run(replay_gold(suite, suite.task(task_id))).hash
     spec = TrialSpec(task_id, 0, 1)
-    return asyncio.run(run_trial(spec, suite, agent.factory, expected, max_steps, agent.label))
+    return asyncio.run(
+        run_trial(Trial(spec, suite, agent.factory, agent.label, expected, max_steps))
+    )
 
 
 def test_malformed_and_unknown_calls_go_back_as_errors_and_the_trial_goes_on(
@@ -99,7 +101,9 @@ def test_a_provider_failure_is_an_infra_error_not_a_failure(mini: Suite) -> None
     def factory(context: TrialContext) -> Agent:
         return LoopAgent(_Down(), context)
 
-    result = asyncio.run(run_trial(TrialSpec("status", 0, 1), mini, factory, None, 5, "down"))
+    result = asyncio.run(
+        run_trial(Trial(TrialSpec("status", 0, 1), mini, factory, "down", max_steps=5))
+    )
     assert result.outcome == "infra_error"
     assert "503" in result.reason
     assert result.verdicts == []
@@ -120,7 +124,7 @@ def test_the_policy_is_the_system_prompt_and_tools_are_offered(mini: Suite) -> N
     def factory(context: TrialContext) -> Agent:
         return LoopAgent(Recorder(), context)
 
-    asyncio.run(run_trial(TrialSpec("status", 0, 1), mini, factory, None, 5, "rec"))
+    asyncio.run(run_trial(Trial(TrialSpec("status", 0, 1), mini, factory, "rec", max_steps=5)))
     messages, tools = seen[0]
     assert messages[0].role == "system" and "support agent" in messages[0].content
     assert messages[1].content == "Where is order B?"
@@ -141,7 +145,9 @@ def test_a_context_overflow_is_the_agents_failure_with_its_own_reason(mini: Suit
     def factory(context: TrialContext) -> Agent:
         return LoopAgent(_Overflowing(), context)
 
-    result = asyncio.run(run_trial(TrialSpec("status", 0, 1), mini, factory, None, 5, "small"))
+    result = asyncio.run(
+        run_trial(Trial(TrialSpec("status", 0, 1), mini, factory, "small", max_steps=5))
+    )
     assert result.outcome == "failed"
     assert result.ended == "context_overflow"
     assert "8192" in result.reason

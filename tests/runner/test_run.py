@@ -96,3 +96,31 @@ def test_regrade_applies_current_expectations_to_stored_transcripts(
     failed = next(r for _, r in store.results(report.run_id) if r.task_id == "status")
     assert failed.reason == "must_say: not said: 'delivered'"
     assert "regraded_at" in store.run(report.run_id)["config"]
+
+
+def test_regrade_recomputes_every_derived_value_from_the_transcript(
+    mini: Suite, tmp_path: Path
+) -> None:
+    """What an older toolproof stored (stale condition statistics, counts, costs) is
+    replaced by what the transcript says now, so a fix to loop or recovery detection
+    reaches stored runs."""
+    store = Store(str(tmp_path / "s.db"))
+    report = asyncio.run(run_suite(mini, RunRequest(trials=2, k=[1]), store))
+    fresh = {r.task_id + str(r.trial): r for _, r in store.results(report.run_id)}
+    for row_id, result in store.results(report.run_id):
+        stale = {"failed": {"bogus": 3}, "recovered": {}, "looped": True, "faulted": True}
+        store.replace(
+            row_id,
+            result.model_copy(
+                update={"conditions": {**stale, "tool_errors": 9}, "tool_calls": 99, "turns": 0}
+            ),
+        )
+    assert {r.conditions["looped"] for _, r in store.results(report.run_id)} == {True}
+    assert asyncio.run(regrade_run(mini, store, report.run_id)) == 0
+    for _, result in store.results(report.run_id):
+        before = fresh[result.task_id + str(result.trial)]
+        assert result.conditions == before.conditions
+        assert (result.tool_calls, result.turns) == (before.tool_calls, before.turns)
+    rows = store.outcomes(report.run_id)
+    assert {row["tool_errors"] for row in rows} == {0}
+    assert all(not row["conditions"]["looped"] for row in rows)

@@ -22,10 +22,11 @@ from toolproof.agents.baselines import NullAgent, OracleAgent
 from toolproof.errors import SuiteError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.gateway.faults import FaultInjector
-from toolproof.results import TrialResult, judge
+from toolproof.results import TrialResult
 from toolproof.runner.gold import replay_gold
+from toolproof.runner.grading import judge
 from toolproof.runner.plan import TrialSpec
-from toolproof.runner.trial import run_trial
+from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.validate import validate_suite
 from toolproof.spec.conditions import FaultRule
 from toolproof.suite import Suite, load_suite
@@ -77,7 +78,7 @@ def trial(
     make = agent if isinstance(agent, type) else (lambda _ctx: agent)
     spec = TrialSpec(task_id, 0, seed)
     replay = asyncio.run(replay_gold(suite, suite.task(task_id)))
-    return asyncio.run(run_trial(spec, suite, make, replay.hash, 10, "test", **kwargs))
+    return asyncio.run(run_trial(Trial(spec, suite, make, "test", replay.hash, 10, **kwargs)))
 
 
 def call(suite: Suite, tool: str, args: dict[str, Any]) -> ToolResult:

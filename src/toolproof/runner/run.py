@@ -17,7 +17,7 @@ from toolproof.results import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.local import execute
 from toolproof.runner.plan import TrialSpec, plan
-from toolproof.runner.trial import run_trial
+from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.source import Task
 from toolproof.store.journal import Store
@@ -255,14 +255,16 @@ async def run_suite(
         agent = by_model[spec.model]
         task = suite.task(spec.task_id)
         return await run_trial(
-            spec,
-            suite,
-            agent.factory,
-            expected[spec.task_id],
-            config["max_steps"],
-            agent.label,
-            make_user,
-            setups[spec.variant].conditions(task, spec.seed),
+            Trial(
+                spec=spec,
+                suite=suite,
+                agent=agent.factory,
+                agent_label=agent.label,
+                expected_hash=expected[spec.task_id],
+                max_steps=config["max_steps"],
+                user=make_user,
+                conditions=setups[spec.variant].conditions(task, spec.seed),
+            )
         )
 
     budget = Budget(config["max_cost"], store.spent(run_id))

@@ -45,7 +45,7 @@ from toolproof.gateway import Conditions, Gateway
 from toolproof.results import TrialResult
 from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.run import expected_hashes, fingerprint, task_rows
-from toolproof.runner.trial import run_trial
+from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.source import Task
 from toolproof.store.journal import Store
@@ -130,13 +130,15 @@ class ServedTrial:
         await self.started.wait()
         try:
             result = await run_trial(
-                self.spec,
-                self.suite,
-                self._relay,
-                self.expected_hash,
-                self.max_steps,
-                self.label,
-                conditions=self.conditions,
+                Trial(
+                    spec=self.spec,
+                    suite=self.suite,
+                    agent=self._relay,
+                    agent_label=self.label,
+                    expected_hash=self.expected_hash,
+                    max_steps=self.max_steps,
+                    conditions=self.conditions,
+                )
             )
             self.on_result(result)
             return result

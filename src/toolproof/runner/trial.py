@@ -8,16 +8,18 @@ after it (recorded in the transcript); then its servers stop and the teardown ho
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from toolproof.agents.base import AgentFactory, TrialContext
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.graders import Verdict
-from toolproof.metrics.recovery import trial_stats
-from toolproof.results import Outcome, TrialResult, judge
+from toolproof.results import Outcome, TrialResult
+from toolproof.runner.grading import derived, judge
 from toolproof.runner.plan import TrialSpec
 from toolproof.runtime import TrialEnvironment
+from toolproof.seeds import stream_seed
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext
 from toolproof.transcript import EndEvent, Transcript
@@ -25,17 +27,24 @@ from toolproof.users.scripted import UserFactory, scripted_user
 from toolproof.world import World
 
 
-async def run_trial(
-    spec: TrialSpec,
-    suite: Suite,
-    make_agent: AgentFactory,
-    expected_hash: str | None,
-    max_steps: int,
-    agent_name: str = "",
-    make_user: UserFactory = scripted_user,
-    conditions: Conditions | None = None,
-) -> TrialResult:
+@dataclass(frozen=True)
+class Trial:
+    """Everything one trial needs: which trial of which suite, whose agent, under what."""
+
+    spec: TrialSpec
+    suite: Suite
+    agent: AgentFactory
+    agent_label: str = ""
+    expected_hash: str | None = None
+    """The hash of the world the task's gold actions leave (None: no world expectation)."""
+    max_steps: int = 30
+    user: UserFactory = scripted_user
+    conditions: Conditions | None = None
+
+
+async def run_trial(trial: Trial) -> TrialResult:
     """Run one (task, trial) to its end and grade it."""
+    spec, suite = trial.spec, trial.suite
     task = suite.task(spec.task_id)
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     clock = time.perf_counter()
@@ -45,15 +54,17 @@ async def run_trial(
     if suite.runtime is not None:
         environment = suite.runtime.trial(task.id, spec.seed)
     context = ToolContext(
-        world=world, seed=spec.seed, extras=environment.extras if environment else {}
+        world=world,
+        seed=stream_seed(spec.seed, "tools"),
+        extras=environment.extras if environment else {},
     )
-    gateway = Gateway(suite.tools, context, transcript, conditions)
-    agent = make_agent(
+    gateway = Gateway(suite.tools, context, transcript, trial.conditions)
+    agent = trial.agent(
         TrialContext(
-            suite=suite, task=task, seed=spec.seed, transcript=transcript, max_steps=max_steps
+            suite=suite, task=task, seed=spec.seed, transcript=transcript, max_steps=trial.max_steps
         )
     )
-    user = make_user(task, transcript, spec.seed)
+    user = trial.user(task, transcript, spec.seed)
     ended, failure, infra = "user_done", "", ""
     message: str | None = user.opening()
     closing = ""
@@ -85,7 +96,7 @@ async def run_trial(
     final_hash = world.hash()
     if not infra:
         outcome, reason, verdicts = judge(
-            suite, task, transcript, world, final_hash, expected_hash, ended, failure
+            suite, task, transcript, world, final_hash, trial.expected_hash, ended, failure
         )
     return TrialResult(
         task_id=spec.task_id,
@@ -93,7 +104,7 @@ async def run_trial(
         seed=spec.seed,
         variant=spec.variant,
         model=spec.model,
-        agent=agent_name,
+        agent=trial.agent_label,
         task_hash=task.content_hash,
         outcome=outcome,
         reason=reason,
@@ -102,13 +113,8 @@ async def run_trial(
         transcript=transcript,
         world_diff=world.diff(),
         final_hash=final_hash,
-        expected_hash=expected_hash,
+        expected_hash=trial.expected_hash,
         started_at=started_at,
         duration_s=round(time.perf_counter() - clock, 6),
-        usage=transcript.usage(),
-        cost_usd=transcript.cost_usd(),
-        user_cost_usd=transcript.cost_usd("user"),
-        tool_calls=len(transcript.tool_calls()),
-        turns=len(transcript.messages("assistant")),
-        conditions=trial_stats(transcript),
+        **derived(transcript),
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from toolproof.agents.baselines import NullAgent, OracleAgent, RetryingOracle
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec, derive_seed
-from toolproof.runner.trial import run_trial
+from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
@@ -36,8 +36,8 @@ async def check_task(suite: Suite, task: Task) -> TaskCheck:
     replay = await replay_gold(suite, task)
     spec = TrialSpec(task.id, 0, derive_seed(suite.file.defaults.seed, "", task.id, 0))
     steps = suite.file.defaults.max_steps
-    oracle = await run_trial(spec, suite, OracleAgent, replay.hash, steps, "oracle")
-    null = await run_trial(spec, suite, NullAgent, replay.hash, steps, "null")
+    oracle = await run_trial(Trial(spec, suite, OracleAgent, "oracle", replay.hash, steps))
+    null = await run_trial(Trial(spec, suite, NullAgent, "null", replay.hash, steps))
     problems = list(replay.errors)
     if oracle.outcome != "passed":
         hint = ""
@@ -91,22 +91,26 @@ async def check_condition(
         seed = derive_seed(suite.file.defaults.seed, variant.key, task.id, 0)
         spec = TrialSpec(task.id, 0, seed, variant.key)
         good = await run_trial(
-            spec,
-            suite,
-            RetryingOracle,
-            replay.hash,
-            steps,
-            "retrying-oracle",
-            conditions=setup.conditions(task, seed),
+            Trial(
+                spec,
+                suite,
+                RetryingOracle,
+                "retrying-oracle",
+                replay.hash,
+                steps,
+                conditions=setup.conditions(task, seed),
+            )
         )
         naive = await run_trial(
-            spec,
-            suite,
-            OracleAgent,
-            replay.hash,
-            steps,
-            "oracle",
-            conditions=setup.conditions(task, seed),
+            Trial(
+                spec,
+                suite,
+                OracleAgent,
+                "oracle",
+                replay.hash,
+                steps,
+                conditions=setup.conditions(task, seed),
+            )
         )
         retrying += good.outcome == "passed"
         plain += naive.outcome == "passed"
