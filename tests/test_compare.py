@@ -27,7 +27,8 @@ from toolproof.cli import app
 from toolproof.errors import ToolproofError, UsageError
 from toolproof.metrics.comparison import compare_rows, pair_models
 from toolproof.metrics.stats import mcnemar_exact, paired_bootstrap
-from toolproof.metrics.summary import model_metrics
+from toolproof.metrics.summary import ModelSummary, model_metrics
+from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.store.journal import Store
 from toolproof.transcript import Transcript
@@ -103,18 +104,18 @@ def stored_run(
         suite_hash="0" * 64,
         fingerprint=uuid.uuid4().hex,
         agent=agent,
-        config={
-            "agent": agent,
-            "models": [m for m in models if m],
-            "model_flags": {},
-            "variants": list(variants),
-            "trials": trials,
-            "k": list(k),
-            "seed": seed,
-            "infra_errors": infra,
-            "tasks": list(outcomes),
-            "suite_path": suite_path,
-        },
+        config=RunConfig(
+            agent=agent,
+            models=[m for m in models if m],
+            model_flags={},
+            variants=list(variants),
+            trials=trials,
+            k=list(k),
+            seed=seed,
+            infra_errors="exclude" if infra == "exclude" else "fail",
+            tasks=list(outcomes),
+            suite_path=suite_path,
+        ),
         tasks=[
             {
                 "task_id": task,
@@ -303,16 +304,20 @@ def test_model_metrics_adds_cost_per_task_and_infra_share() -> None:
     entry = {
         "metrics": {"cost_usd": 3.0},
         "tasks": [{}, {}, {}],
-        "counts": {"total": 9, "infra_error": 0},
+        "counts": {"passed": 9, "failed": 0, "total": 9, "infra_error": 0},
         "variants": {
             "": {"counts": {"total": 9, "infra_error": 1}},
             "faults:x": {"counts": {"total": 9, "infra_error": 2}},
         },
     }
-    metrics = model_metrics(entry)
+    fields = {"model": "m", "ci": {}, "tiers": {}, "tags": {}, "variant": ""}
+    fields |= {"conditions": {}, "reliability": {}}
+    metrics = model_metrics(ModelSummary.model_validate({**entry, **fields}))
     assert metrics["cost_per_task_usd"] == 1.0
     assert metrics["infra_error_share"] == pytest.approx(3 / 18)
-    unpriced = model_metrics({**entry, "metrics": {"cost_usd": None}})
+    unpriced = model_metrics(
+        ModelSummary.model_validate({**entry, **fields, "metrics": {"cost_usd": None}})
+    )
     assert unpriced["cost_per_task_usd"] is None
 
 

@@ -21,6 +21,7 @@ from toolproof.ci.gate import (
     suite_gate,
 )
 from toolproof.errors import MetricError, SuiteError, UsageError
+from toolproof.records import RunConfig, RunRecord
 from toolproof.report.junit import junit_text
 from toolproof.report.markdown import gate_markdown
 from toolproof.runner.run import RunRequest, run_suite
@@ -113,7 +114,19 @@ def test_flags_parse_and_win_over_the_suite() -> None:
 
 
 def test_resolve_spec_without_the_suite_folder(tmp_path: Path) -> None:
-    run = {"config": {"suite_path": str(tmp_path / "gone")}}
+    run = RunRecord(
+        id="R",
+        created_at="",
+        status="finished",
+        suite_name="mini",
+        suite_version="1",
+        suite_hash="",
+        fingerprint="",
+        agent="a",
+        config=RunConfig(suite_path=str(tmp_path / "gone")),
+        toolproof_version="",
+        host="",
+    )
     with pytest.raises(UsageError, match="is not here"):
         resolve_spec(run, None, GateSpec())
     spec, sources, warnings = resolve_spec(run, None, flag_spec(["pass@1=0.5"]))

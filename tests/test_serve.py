@@ -291,7 +291,7 @@ def test_a_taken_or_out_of_range_trial_is_a_usage_error(suite_dir: Path, tmp_pat
                 task_id="cancel", trial=trial, seed=3, outcome="passed", transcript=Transcript()
             )
         )
-    assert store.run(run_id)["status"] == "finished" and len(store.runs()) == 1
+    assert store.run(run_id).finished and len(store.runs()) == 1
     assert run.choose_trial("status", None) == 0  # the next trial starts a new run
 
 

@@ -29,7 +29,7 @@ from support import MINI_FILES, edit, write_files
 from toolproof.report.html import render_report
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
-from toolproof.store.queries import run_summary
+from toolproof.store.queries import stored_summary
 from toolproof.suite import load_suite
 from toolproof.view import Dashboard, DashboardServer
 from toolproof.view.data import TREND_METRICS
@@ -188,7 +188,7 @@ def test_each_run_shows_its_summary_s_numbers_per_model(base: str, runs: ViewRun
     by_id = {run["id"]: run for run in get(f"{base}api/runs").json()["runs"]}
     for run_id in [*runs.mini, runs.shop]:
         run = by_id[run_id]
-        summary = run_summary(store, run_id)
+        summary = stored_summary(store, run_id).as_json()
         assert run["status"] == "finished" and run["trials"] == summary["counts"]["total"]
         tags = ["lookup", "refund"] if run_id == runs.shop else ["cancel", "lookup"]
         assert run["k"] == 3 and run["tags"] == tags
@@ -251,7 +251,7 @@ def test_unknown_runs_and_pages_are_404(base: str) -> None:
 def test_a_run_s_summary_as_json(base: str, runs: ViewRuns) -> None:
     reply = get(f"{base}api/runs/{runs.models}")
     store = Store(runs.url)
-    assert reply.json() == json.loads(json.dumps(run_summary(store, runs.models)))
+    assert reply.json() == stored_summary(store, runs.models).as_json()
     store.engine.dispose()
 
 
@@ -286,7 +286,7 @@ def test_trends_chart_every_metric_per_model_in_time_order(base: str, runs: View
     assert series["trial_latency_p95_s"]["oracle"][0] > 0
     # every value is the run summary's
     store = Store(runs.url)
-    summary = run_summary(store, runs.models)
+    summary = stored_summary(store, runs.models).as_json()
     alpha = summary["models"][0]
     assert (
         series["cost_per_pass_usd"]["openai-compatible/alpha"][1]

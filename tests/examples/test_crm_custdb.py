@@ -252,7 +252,7 @@ def test_regrade_starts_no_service_and_trials_start_it_on_demand(
         agent="oracle", trials=1, k=[1], tasks=f"{STALE},golden-nickname-three-systems"
     )
     report = asyncio.run(run_suite(crm, request, store))
-    assert report.summary["counts"]["passed"] == 2
+    assert report.summary.counts.passed == 2
     with services_on_demand(), load_suite(CRM) as suite:
         assert suite.runtime is not None
         service = suite.runtime.services["custdb"]

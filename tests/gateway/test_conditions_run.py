@@ -136,7 +136,7 @@ def run(suite: Suite, store: Store, agent: str, **request: Any) -> dict[str, Any
             fresh=True,
         )
     )
-    summary: dict[str, Any] = report.summary["models"][0]
+    summary: dict[str, Any] = report.summary.models[0].model_dump()
     return summary
 
 
@@ -221,7 +221,7 @@ def test_only_clean_trials_leave_the_condition_components_missing(
 ) -> None:
     report = asyncio.run(run_suite(suite, RunRequest(agent="oracle", trials=3), store, fresh=True))
     out = tmp_path / "clean.json"
-    write_json(report.summary, out)
+    write_json(report.summary.as_json(), out)
     model = json.loads(out.read_text(encoding="utf-8"))["models"][0]
     assert list(model["variants"]) == [""]
     reliability = model["reliability"]

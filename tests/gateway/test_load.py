@@ -225,7 +225,7 @@ def test_tight_capacity_gives_more_tool_errors_at_20_concurrent_trials_than_at_1
     report = asyncio.run(
         run_suite(suite, RunRequest(load=[1, 20], time_scale=0.01, trials=10), store)
     )
-    variants = report.summary["models"][0]["variants"]
+    variants = report.summary.models[0].variants
     assert set(variants) == {"load:1", "load:20"}
     one, twenty = variants["load:1"]["load"], variants["load:20"]["load"]
     assert one["trials"] == twenty["trials"] == 20

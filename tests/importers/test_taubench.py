@@ -11,7 +11,7 @@ import pytest
 from toolproof.errors import SuiteError
 from toolproof.importers.taubench import import_results
 from toolproof.store import Store
-from toolproof.store.queries import run_summary
+from toolproof.store.queries import stored_summary
 from toolproof.transcript import MessageEvent, ModelCallEvent, ToolCallEvent
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "tau-bench" / "gpt-4o-airline.json.gz"
@@ -21,7 +21,7 @@ PUBLISHED = {"pass^1": 0.420, "pass^2": 0.273, "pass^3": 0.220, "pass^4": 0.200}
 def test_import_reproduces_published_pass_hat_k(tmp_path: Path) -> None:
     store = Store(str(tmp_path / "s.db"))
     run_id = import_results(FIXTURE, store)
-    summary = run_summary(store, run_id)
+    summary = stored_summary(store, run_id).as_json()
     assert summary["counts"] == {"passed": 84, "failed": 116, "infra_error": 0, "total": 200}
     assert len(summary["tasks"]) == 50
     for name, value in PUBLISHED.items():

@@ -15,6 +15,7 @@ from rich.console import Console
 from support import MINI_FILES, MINI_SUITE, write_files
 
 from toolproof.ci.gate import evaluate_gate
+from toolproof.metrics.summary import RunSummary
 from toolproof.report.html import render_report
 from toolproof.report.json import write_json
 from toolproof.report.markdown import gate_markdown
@@ -57,7 +58,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, str, dict[str,
     store = Store(str(root / "runs.db"))
     request = RunRequest(agent="oracle", trials=6, k=[1, 3], profile="full", time_scale=0.001)
     report = asyncio.run(run_suite(suite, request, store, fresh=True))
-    return store, report.run_id, report.summary
+    return store, report.run_id, report.summary.as_json()
 
 
 def test_every_task_and_tier_has_drift_and_load_next_to_recovery(
@@ -133,9 +134,9 @@ def _interval(interval: list[float] | None, digits: int) -> str:
 def test_the_terminal_shows_intervals_and_per_tier_and_per_task_columns(
     run: tuple[Store, str, dict[str, Any]],
 ) -> None:
-    _, run_id, summary = run
+    _, _, summary = run
     console = Console(width=240, record=True, color_system=None)
-    for table in summary_tables({**summary, "suite": {"name": "mini"}, "run_id": run_id}):
+    for table in summary_tables(RunSummary.model_validate(summary)):
         console.print(table)
     text = console.export_text()
     model = summary["models"][0]

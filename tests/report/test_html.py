@@ -26,7 +26,7 @@ from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.report.html import passk_curve, render_report, write_report
 from toolproof.report.html.render import MAX_CURVE_POINTS, inline_script, json_for_script
 from toolproof.store import Store
-from toolproof.store.queries import run_summary
+from toolproof.store.queries import stored_summary
 
 SECTIONS = ("overview", "score", "passk", "cost", "conditions", "breakdown", "grid")
 DATA_BLOCK = re.compile(r'<script type="application/json" id="tp-data">(.*?)</script>', re.S)
@@ -142,7 +142,7 @@ def test_the_numbers_are_the_run_summary(page: Path, report_store: Any) -> None:
     ]
     assert data["entries"][2]["label"].startswith("scripted:")
     for entry in data["entries"]:
-        summary = run_summary(store, data["runs"][entry["run"]]["id"])
+        summary = stored_summary(store, data["runs"][entry["run"]]["id"]).as_json()
         model = summary["models"][0]
         assert entry["metrics"] == pytest.approx(model["metrics"], nan_ok=True)
         assert entry["reliability"] == model["reliability"]

@@ -51,8 +51,9 @@ def test_each_finished_trial_is_streamed_to_the_store(mini: Suite, tmp_path: Pat
         run_suite(mini, RunRequest(trials=3, concurrency=1), store, on_result=on_result)
     )
     assert seen == [1, 2, 3, 4, 5, 6]
-    assert report.summary["counts"]["passed"] == 6
-    assert report.summary["metrics"]["pass^3"] == 1.0
+    assert report.summary.counts.passed == 6
+    assert report.summary.metrics == report.summary.models[0].metrics
+    assert report.summary.models[0].metrics["pass^3"] == 1.0
     with pytest.raises(StoreError):
         store.write(report.run_id, next(store.results(report.run_id))[1])
 
@@ -84,7 +85,7 @@ def test_regrade_applies_current_expectations_to_stored_transcripts(
 ) -> None:
     store = Store(str(tmp_path / "s.db"))
     report = asyncio.run(run_suite(load_suite(mini_dir), RunRequest(trials=3), store))
-    assert report.summary["counts"]["passed"] == 6
+    assert report.summary.counts.passed == 6
     suite_text = (mini_dir / "suite.yaml").read_text()
     write_files(
         mini_dir, {"suite.yaml": suite_text.replace("must_say: [shipped]", "must_say: [delivered]")}
@@ -95,7 +96,7 @@ def test_regrade_applies_current_expectations_to_stored_transcripts(
     assert outcomes == {("cancel", "passed"), ("status", "failed")}
     failed = next(r for _, r in store.results(report.run_id) if r.task_id == "status")
     assert failed.reason == "must_say: not said: 'delivered'"
-    assert "regraded_at" in store.run(report.run_id)["config"]
+    assert store.run(report.run_id).config.regraded_at is not None
 
 
 def test_regrade_recomputes_every_derived_value_from_the_transcript(

@@ -33,8 +33,8 @@ def test_header_values_are_redacted_in_the_stored_config(mini: Suite, tmp_path: 
         flags = {"base_url": url, "headers": {"Authorization": SECRET, "X-Team": "team-7731"}}
         request = RunRequest(models=["openai-compatible/m"], model_flags=flags, trials=1, k=[1])
         report = asyncio.run(run_suite(mini, request, store))
-        assert len(seen) == report.summary["counts"]["total"] == 2  # the run did run
-        config = store.run(report.run_id)["config"]
+        assert len(seen) == report.summary.counts.total == 2  # the run did run
+        config = store.run(report.run_id).config.stored()
         assert config["model_flags"] == {
             "base_url": url,
             "headers": {"Authorization": REDACTED, "X-Team": REDACTED},
@@ -50,6 +50,4 @@ def test_header_values_are_redacted_in_the_stored_config(mini: Suite, tmp_path: 
         resumed = asyncio.run(run_suite(mini, request, store, resume=report.run_id))
     assert resumed.run_id == report.run_id and resumed.ran == 0
     assert restored_headers(config["model_flags"], flags, report.run_id) == flags
-    assert store.run(report.run_id)["config"]["model_flags"]["headers"]["Authorization"] == (
-        REDACTED
-    )
+    assert store.run(report.run_id).config.model_flags["headers"]["Authorization"] == (REDACTED)

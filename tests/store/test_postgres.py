@@ -98,7 +98,7 @@ def test_a_run_on_postgresql_resumes_shows_gates_and_verifies(
     request = RunRequest(agent=f"scripted:{script}", trials=20, k=[1, 5], concurrency=2)
     reference = asyncio.run(run_suite(load_suite(mini_dir), request, Store(str(tmp_path / "l.db"))))
     pg_summary = json.loads((tmp_path / "pg.json").read_text())
-    lite_summary = json.loads(json.dumps(reference.summary))
+    lite_summary = reference.summary.as_json()
     assert pg_summary["counts"] == {"passed": 20, "failed": 20, "infra_error": 0, "total": 40}
     assert comparable(pg_summary) == comparable(lite_summary)
 
@@ -198,4 +198,4 @@ def test_a_nul_character_in_a_reason_is_stored(fresh_postgres_url: str) -> None:
 def test_a_long_agent_label_is_stored(fresh_postgres_url: str) -> None:
     store = Store(fresh_postgres_url)
     run_id = stored_run(store, {"t": "P"}, agent="scripted:/" + "x" * 240 + "/script.yaml")
-    assert store.run(run_id)["agent"].endswith("/script.yaml")
+    assert store.run(run_id).agent.endswith("/script.yaml")

@@ -25,6 +25,7 @@ import orjson
 from pydantic import ValidationError
 from sqlalchemy import Connection, inspect, select
 
+from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.store.journal import Store, _columns, now
 from toolproof.store.manifest import run_manifests
@@ -71,16 +72,12 @@ def trial_name(key: TrialKey) -> str:
     return out
 
 
-def redacted_config(config: Mapping[str, Any]) -> dict[str, Any]:
+def redacted_config(config: RunConfig) -> RunConfig:
     """The run's config with HTTP header values (credentials, often) replaced."""
-    out = dict(config)
-    flags = out.get("model_flags")
-    if isinstance(flags, Mapping) and isinstance(flags.get("headers"), Mapping):
-        out["model_flags"] = {
-            **flags,
-            "headers": dict.fromkeys(flags["headers"], REDACTED),
-        }
-    return out
+    flags = config.model_flags
+    if not isinstance(flags.get("headers"), Mapping):
+        return config
+    return config.with_(model_flags={**flags, "headers": dict.fromkeys(flags["headers"], REDACTED)})
 
 
 # ---------------------------------------------------------------- reading the store
@@ -140,7 +137,7 @@ def build_manifest(
 ) -> dict[str, Any]:
     """The manifest document of a run as the store holds it now."""
     run = store.run(run_id)
-    config = run["config"]
+    config = redacted_config(run.config)
     tasks = {row["task_id"]: row["task_hash"] for row in store.run_tasks(run_id)}
     if stored is None:
         stored = read_trials(store, run_id)
@@ -152,30 +149,30 @@ def build_manifest(
         "format": MANIFEST_FORMAT,
         "run": {
             "id": run_id,
-            "status": run["status"],
-            "created_at": run["created_at"],
-            "finished_at": run["finished_at"],
-            "fingerprint": run["fingerprint"],
-            "agent": run["agent"],
-            "toolproof_version": run["toolproof_version"],
-            "host": run["host"],
+            "status": run.status,
+            "created_at": run.created_at,
+            "finished_at": run.finished_at,
+            "fingerprint": run.fingerprint,
+            "agent": run.agent,
+            "toolproof_version": run.toolproof_version,
+            "host": run.host,
         },
         "suite": {
-            "name": run["suite_name"],
-            "version": run["suite_version"],
-            "hash": run["suite_hash"],
-            "path": config.get("suite_path"),
+            "name": run.suite_name,
+            "version": run.suite_version,
+            "hash": run.suite_hash,
+            "path": config.suite_path,
         },
         "tasks": dict(sorted(tasks.items())),
         "models": {
-            "agent": config.get("agent"),
-            "models": config.get("models", []),
-            "parameters": redacted_config(config).get("model_flags", {}),
-            "user_model": config.get("user_model"),
+            "agent": config.agent,
+            "models": config.models,
+            "parameters": config.model_flags,
+            "user_model": config.user_model,
         },
-        "variants": config.get("variants", [""]),
-        "seed": config.get("seed"),
-        "settings": redacted_config(config),
+        "variants": config.variants,
+        "seed": config.seed,
+        "settings": config.stored(),
         "counts": {**counts, "total": len(stored)},
         "trials": [
             {

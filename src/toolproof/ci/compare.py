@@ -16,19 +16,19 @@ from toolproof.metrics.comparison import (
     compare_rows,
     pair_models,
 )
-from toolproof.metrics.summary import InfraPolicy, model_metrics
+from toolproof.metrics.summary import InfraPolicy, ModelSummary, RunSummary, model_metrics
 from toolproof.report.format import variant_suffix
 from toolproof.store.journal import Store
-from toolproof.store.queries import run_summary
+from toolproof.store.queries import stored_summary
 
 
 def _models(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(str(row.get("model", "")) for row in rows))
 
 
-def _entries(summary: Mapping[str, Any], agent: str) -> dict[str, Mapping[str, Any]]:
+def _entries(summary: RunSummary) -> dict[str, ModelSummary]:
     """The summary's model entries by the model as stored (agent runs store '')."""
-    return {("" if e["model"] == agent else e["model"]): e for e in summary["models"]}
+    return {("" if e.model == summary.agent else e.model): e for e in summary.models}
 
 
 def compare_runs(
@@ -45,13 +45,13 @@ def compare_runs(
     if not 0 < alpha < 1:
         raise UsageError(f"significance level {alpha}: must be between 0 and 1")
     ra, rb = store.run(run_a), store.run(run_b)
-    if ra["suite_name"] != rb["suite_name"]:
+    if ra.suite_name != rb.suite_name:
         raise UsageError(
-            f"run {run_a} is of suite '{ra['suite_name']}' and run {run_b} of suite "
-            f"'{rb['suite_name']}': only runs of the same suite can be compared"
+            f"run {run_a} is of suite '{ra.suite_name}' and run {run_b} of suite "
+            f"'{rb.suite_name}': only runs of the same suite can be compared"
         )
-    infra: InfraPolicy = "exclude" if rb["config"].get("infra_errors") == "exclude" else "fail"
-    seed = int(rb["config"].get("seed", 0))
+    infra: InfraPolicy = rb.config.infra_errors
+    seed = rb.config.seed
     rows_a, rows_b = store.outcomes(run_a), store.outcomes(run_b)
     hashes_a = {r["task_id"]: r["task_hash"] for r in store.run_tasks(run_a)}
     hashes_b = {r["task_id"]: r["task_hash"] for r in store.run_tasks(run_b)}
@@ -60,18 +60,18 @@ def compare_runs(
     if changed:
         shown = ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else "")
         warnings.append(f"{len(changed)} task(s) changed between the runs: {shown}")
-    seed_a = int(ra["config"].get("seed", 0))
+    seed_a = ra.config.seed
     if seed_a != seed:
         warnings.append(
             f"the runs used different seeds ({seed_a} and {seed}): trials with the same index "
             "met different simulated users and faults, so the pairs are less alike"
         )
     for run_id, run in ((run_a, ra), (run_b, rb)):
-        if run["status"] != "finished":
-            warnings.append(f"run {run_id} is {run['status']}, not finished")
-    ks = sorted(set(ra["config"].get("k", [1])) | set(rb["config"].get("k", [1])))
-    summary_a = _entries(run_summary(store, run_a), ra["agent"])
-    summary_b = _entries(run_summary(store, run_b), rb["agent"])
+        if not run.finished:
+            warnings.append(f"run {run_id} is {run.status}, not finished")
+    ks = sorted(set(ra.config.k) | set(rb.config.k))
+    summary_a = _entries(stored_summary(store, run_a))
+    summary_b = _entries(stored_summary(store, run_b))
     pairs = []
     for model_a, model_b in pair_models(_models(rows_a), _models(rows_b)):
         variants = compare_rows(
@@ -96,8 +96,8 @@ def compare_runs(
             PairComparison(
                 model_a=model_a,
                 model_b=model_b,
-                label_a=model_a or ra["agent"],
-                label_b=model_b or rb["agent"],
+                label_a=model_a or ra.agent,
+                label_b=model_b or rb.agent,
                 variants=variants,
                 metrics=[MetricDiff(n, metrics_a.get(n), metrics_b.get(n)) for n in names],
             )
@@ -114,7 +114,7 @@ def compare_runs(
     return Comparison(
         run_a=run_a,
         run_b=run_b,
-        suite=rb["suite_name"],
+        suite=rb.suite_name,
         infra_errors=infra,
         alpha=alpha,
         seed=seed,

@@ -28,13 +28,14 @@ from toolproof.ci.audit import Verification, load_manifest, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.errors import SuiteError, UsageError
 from toolproof.metrics.comparison import Comparison
-from toolproof.metrics.summary import model_metrics
+from toolproof.metrics.summary import RunSummary, model_metrics
+from toolproof.records import RunRecord
 from toolproof.report.format import fmt, fmt_p
 from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.spec.source import SUITE_FILE, shown, validation_problems
 from toolproof.spec.yamlload import load_yaml
 from toolproof.store.journal import Store
-from toolproof.store.queries import run_summary
+from toolproof.store.queries import stored_summary
 
 DEFAULT_MAX_REGRESSION = 0.03
 TOLERANCE = 1e-9
@@ -151,9 +152,9 @@ class Condition:
 class GateResult:
     """Everything the gate decided, and what the reports need."""
 
-    run: dict[str, Any]
+    run: RunRecord
     spec: GateSpec
-    summary: dict[str, Any]
+    summary: RunSummary
     conditions: list[Condition]
     trials: list[dict[str, Any]]
     baseline: str | None = None
@@ -164,7 +165,7 @@ class GateResult:
 
     @property
     def run_id(self) -> str:
-        return str(self.run["id"])
+        return self.run.id
 
     @property
     def passed(self) -> bool:
@@ -177,12 +178,8 @@ class GateResult:
     def as_json(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
-            "suite": {
-                "name": self.run["suite_name"],
-                "version": self.run["suite_version"],
-                "hash": self.run["suite_hash"],
-            },
-            "agent": self.run["agent"],
+            "suite": self.summary.suite.model_dump(),
+            "agent": self.run.agent,
             "baseline": self.baseline,
             "passed": self.passed,
             "gate": self.spec.model_dump(),
@@ -191,7 +188,7 @@ class GateResult:
             "warnings": self.warnings,
             "manifest": None if self.verification is None else self.verification.as_json(),
             "comparison": None if self.comparison is None else self.comparison.as_json(),
-            "summary": self.summary,
+            "summary": self.summary.as_json(),
         }
 
 
@@ -209,9 +206,8 @@ def evaluate_gate(
             "or --baseline"
         )
     run = store.run(run_id)
-    config = run["config"]
-    ks = sorted(set(config.get("k", [1])) | set(spec.ks()))
-    summary = run_summary(store, run_id, ks)
+    ks = sorted(set(run.config.k) | set(spec.ks()))
+    summary = stored_summary(store, run_id, ks)
     result = GateResult(
         run=run,
         spec=spec,
@@ -222,7 +218,7 @@ def evaluate_gate(
         sources=list(sources),
     )
     result.conditions.append(_finished(run, summary))
-    if not summary["models"]:
+    if not summary.models:
         result.conditions.append(
             Condition("run has trials", "", False, "no trial recorded: nothing to gate", "finished")
         )
@@ -231,7 +227,7 @@ def evaluate_gate(
         result.comparison = compare_runs(store, baseline, run_id, alpha=spec.alpha)
         result.warnings.extend(result.comparison.warnings)
         allowed = spec.max_regression if spec.max_regression is not None else DEFAULT_MAX_REGRESSION
-        several = len(summary["models"]) > 1
+        several = len(summary.models) > 1
         result.conditions.extend(_regressions(result.comparison, allowed, several))
     elif spec.max_regression is not None:
         result.conditions.append(
@@ -250,31 +246,31 @@ def evaluate_gate(
     return result
 
 
-def _finished(run: Mapping[str, Any], summary: Mapping[str, Any]) -> Condition:
-    done = run["status"] == "finished"
+def _finished(run: RunRecord, summary: RunSummary) -> Condition:
+    done = run.finished
     if done:
-        detail = f"finished at {run['finished_at']}"
+        detail = f"finished at {run.finished_at}"
     else:
-        stopped = summary.get("stopped") or run["config"].get("stopped")
+        stopped = summary.stopped
         detail = (
-            f"the run is '{run['status']}'"
+            f"the run is '{run.status}'"
             + (f" ({stopped})" if stopped else ": interrupted or still running")
-            + f" with {summary['counts']['total']} trials; resume it before gating"
+            + f" with {summary.counts.total} trials; resume it before gating"
         )
     return Condition("run finished", "", done, detail, "finished")
 
 
 def limit_conditions(
-    summary: Mapping[str, Any], spec: GateSpec, flag: str = "gate metric"
+    summary: RunSummary, spec: GateSpec, flag: str = "gate metric"
 ) -> list[Condition]:
     """Every model of a run summary held to the gate's floors and ceilings (pure). A metric
     the run does not have is a usage error naming `flag`; one it could not compute (too few
     trials, not measured) fails its condition."""
     out = []
-    for entry in summary["models"]:
-        label = entry["model"] if len(summary["models"]) > 1 else ""
+    for entry in summary.models:
+        label = entry.model if len(summary.models) > 1 else ""
         metrics = model_metrics(entry)
-        skipped_k = set(entry.get("skipped_k", []))
+        skipped_k = set(entry.skipped_k or [])
         for name, floor in spec.floors().items():
             out.append(_limit(name, floor, ">=", metrics, label, skipped_k, flag))
         for name, ceiling in spec.ceilings().items():
@@ -409,7 +405,7 @@ def _integrity(
 
 
 def resolve_spec(
-    run: Mapping[str, Any],
+    run: RunRecord,
     suite: Path | None,
     flags: GateSpec,
     baseline: str | None = None,
@@ -417,7 +413,7 @@ def resolve_spec(
     """The effective gate, where it came from, and warnings: the suite's section (from
     --suite or the run's own suite folder) with the flags over it. A suite folder that is
     gone is an error, unless the flags give conditions (then a warning)."""
-    stored = run["config"].get("suite_path")
+    stored = run.config.suite_path
     path = suite or (Path(stored) if stored else None)
     sources: list[str] = []
     warnings: list[str] = []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -12,6 +11,7 @@ from rich.markup import escape
 
 from toolproof.ci.gate import flag_spec, limit_conditions
 from toolproof.errors import UsageError
+from toolproof.metrics.summary import RunSummary
 from toolproof.report.json import write_json
 from toolproof.report.terminal import summary_tables
 
@@ -27,18 +27,18 @@ def with_threshold_ks(ks: list[int] | None, thresholds: list[str] | None) -> lis
     return sorted(set(ks or []) | set(extra)) if ks else None
 
 
-def finish(summary: dict[str, Any], json_path: Path | None, thresholds: list[str] | None) -> None:
+def finish(summary: RunSummary, json_path: Path | None, thresholds: list[str] | None) -> None:
     """Print the tables, write the JSON, apply --fail-under (the gate's `min` on this run);
     exit 1 when a threshold does not hold."""
     for table in summary_tables(summary):
         console.print(table)
     if json_path:
-        write_json(summary, json_path)
+        write_json(summary.as_json(), json_path)
         console.print(f"wrote {json_path}")
     spec = flag_spec(thresholds or [], min_flag="--fail-under")
     if spec.is_empty():
         return
-    if not summary["models"]:
+    if not summary.models:
         raise UsageError("--fail-under: the run has no finished trial, so nothing to check")
     broken = [c for c in limit_conditions(summary, spec, "--fail-under") if c.failed]
     for condition in broken:

@@ -13,7 +13,7 @@ from toolproof.cli.options import FailUnderOpt, JsonOpt, KOpt, StoreOpt, parse_i
 from toolproof.cli.output import console, errors, finish, with_threshold_ks
 from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
 from toolproof.store.journal import Store
-from toolproof.store.queries import open_existing, run_summary
+from toolproof.store.queries import open_existing, stored_summary
 
 import_app = typer.Typer(help="Import another harness's results as a run.", no_args_is_help=True)
 
@@ -28,7 +28,7 @@ def show(
 ) -> None:
     """Print a stored run's summary (optionally at other k or another infra policy)."""
     journal = open_existing(store)
-    summary = run_summary(
+    summary = stored_summary(
         journal,
         run_id,
         with_threshold_ks(parse_k(k), fail_under),
@@ -145,5 +145,5 @@ def import_taubench(
     journal = Store(store)
     run_id = import_results(results, journal, parse_k(k))
     console.print(f"imported {results} as run [bold]{run_id}")
-    summary = run_summary(journal, run_id, with_threshold_ks(parse_k(k), fail_under))
+    summary = stored_summary(journal, run_id, with_threshold_ks(parse_k(k), fail_under))
     finish(summary, json_path, fail_under)

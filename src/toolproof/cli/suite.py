@@ -29,10 +29,11 @@ from toolproof.cli.options import (
 from toolproof.cli.output import console, errors, finish, with_threshold_ks
 from toolproof.errors import UsageError
 from toolproof.models.registry import DEFAULT_MODEL
+from toolproof.records import RunRecord
 from toolproof.report.terminal import RunProgress
 from toolproof.runner.run import RunRequest, RunStart, run_suite
 from toolproof.store.journal import Store
-from toolproof.store.queries import open_existing, run_summary
+from toolproof.store.queries import open_existing, stored_summary
 from toolproof.suite import load_suite
 
 
@@ -161,7 +162,7 @@ def run(
     if suite is None:
         if not resume:
             raise UsageError("give a SUITE folder, or --resume RUN_ID")
-        suite = Path(journal.run(resume)["config"]["suite_path"])
+        suite = suite_folder(journal.run(resume), "give the SUITE folder")
     loaded = load_suite(suite)
     flag_spec(fail_under or [], min_flag="--fail-under")  # bad thresholds fail before the run
     if agent is None and not model and not resume:
@@ -224,7 +225,7 @@ def run(
     finally:
         progress.stop()
     if report.stopped:
-        stopped = report.summary.get("stopped", "stopped early")
+        stopped = report.summary.stopped or "stopped early"
         console.print(f"[yellow]{stopped}; run again with a higher --max-cost to go on")
     finish(report.summary, json_path, fail_under)
 
@@ -267,6 +268,13 @@ def model_flags(
     return flags
 
 
+def suite_folder(run: RunRecord, hint: str) -> Path:
+    """The suite folder a stored run was made from; an imported run has none."""
+    if run.config.suite_path is None:
+        raise UsageError(f"run {run.id} was not made from a suite folder here: {hint}")
+    return Path(run.config.suite_path)
+
+
 def regrade(
     run_id: Annotated[str, typer.Argument(help="The run to re-grade.")],
     suite: Annotated[Path | None, typer.Option(help="Suite folder [the run's own].")] = None,
@@ -278,12 +286,12 @@ def regrade(
     from toolproof.runtime import services_on_demand
 
     journal = open_existing(store)
-    path = suite or Path(journal.run(run_id)["config"]["suite_path"])
+    path = suite or suite_folder(journal.run(run_id), "give it with --suite")
     with services_on_demand():  # no live system is called: start none it can do without
         loaded = load_suite(path)
     changed = asyncio.run(regrade_run(loaded, journal, run_id))
     console.print(f"re-graded run {run_id}: {changed} trial outcomes changed")
-    finish(run_summary(journal, run_id), json_path, None)
+    finish(stored_summary(journal, run_id), json_path, None)
 
 
 def schema(

@@ -24,19 +24,13 @@ from typing import Any
 import orjson
 
 from toolproof.seeds import stream_rng
-from toolproof.spec.conditions import FaultRule
+from toolproof.spec.conditions import FAULT_KINDS, FaultRule
 from toolproof.tools.base import ToolResult
 
-NOT_EXECUTED = {
-    "rate_limit",
-    "token_expired",
-    "forbidden",
-    "not_found",
-    "server_error",
-    "timeout",
-    "ebcdic",
-}
-DAMAGED = {"malformed_json", "truncated", "partial", "stale"}
+DAMAGED = frozenset({"malformed_json", "truncated", "partial", "stale"})
+"""Executed, but the answer is damaged."""
+NOT_EXECUTED = frozenset(FAULT_KINDS) - DAMAGED - {"latency"}
+"""Not executed: an error comes back instead."""
 EBCDIC_TEXT = "IMS0105E TRANSACTION ABENDED - RECORD LOCKED BY ANOTHER TASK, RETRY"
 
 

@@ -17,6 +17,7 @@ from toolproof.ci.audit import record_manifest
 from toolproof.errors import Problem, SuiteError
 from toolproof.metrics.recovery import trial_stats
 from toolproof.models.base import ToolCall
+from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.store.journal import Store
 from toolproof.transcript import EndEvent, MessageEvent, ModelCallEvent, ToolCallEvent, Transcript
@@ -108,7 +109,7 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
     data = read_results(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     existing = store.latest(digest, unfinished=False)
-    if existing and store.run(existing)["status"] == "finished":
+    if existing and store.run(existing).finished:
         return existing
     trials_per_task: dict[str, int] = {}
     for item in data:
@@ -122,14 +123,14 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
         suite_hash=digest,
         fingerprint=digest,
         agent=f"tau-bench:{stem}",
-        config={
-            "source": path.name,
-            "trials": fewest,
-            "k": ks or list(range(1, fewest + 1)),
-            "seed": 0,
-            "infra_errors": "fail",
-            "imported": True,
-        },
+        config=RunConfig(
+            source=path.name,
+            trials=fewest,
+            k=ks or list(range(1, fewest + 1)),
+            seed=0,
+            infra_errors="fail",
+            imported=True,
+        ),
         tasks=[
             {"task_id": task, "task_hash": "", "tags": ["tau-bench"], "tools": {}}
             for task in sorted(trials_per_task, key=_task_order)

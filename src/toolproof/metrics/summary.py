@@ -1,13 +1,18 @@
 """A run's summary: counts, metrics with confidence intervals, per-task rows, breakdowns.
 
-Pure: it reads stored trial rows and task metadata, never an agent.
+Pure: `run_summary` reads a run's record, its stored trial rows and its tasks' metadata,
+never an agent or a store. Its `RunSummary` is what `toolproof run` and `show` print, what
+`--json` writes (`as_json()`), and what the gate and the reports read.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from toolproof.errors import MetricError
 from toolproof.metrics.breakdown import TaskMeta, by_tag, by_tier
@@ -24,8 +29,121 @@ from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
 from toolproof.metrics.recovery import pool
 from toolproof.metrics.score import reliability_score
 from toolproof.metrics.stats import bootstrap_means
+from toolproof.records import InfraPolicy, RunRecord
 
-InfraPolicy = Literal["fail", "exclude"]
+__all__ = [
+    "Counts",
+    "InfraPolicy",
+    "ModelSummary",
+    "RunSummary",
+    "SuiteRef",
+    "model_metrics",
+    "run_summary",
+    "summarize_run",
+]
+
+
+class _Record(BaseModel):
+    """A part of the summary: known fields only; only those given are written out."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Counts(_Record):
+    """Trials by outcome."""
+
+    passed: int
+    failed: int
+    infra_error: int
+    total: int
+
+
+class ModelSummary(_Record):
+    """One model (or agent) of a run: its primary variant in full, every variant's pass
+    rates, the condition metrics and the Reliability Score (docs/metrics.md)."""
+
+    model: str
+    counts: Counts
+    skipped_k: list[int] | None = None
+    """k values some task had too few trials for (a run stopped early)."""
+    metrics: dict[str, int | float | None]
+    ci: dict[str, list[float] | None]
+    tiers: dict[str, dict[str, Any]]
+    tags: dict[str, dict[str, Any]]
+    tasks: list[dict[str, Any]]
+    variant: str
+    variants: dict[str, dict[str, Any]]
+    conditions: dict[str, Any]
+    reliability: dict[str, Any]
+
+
+class SuiteRef(_Record):
+    name: str
+    version: str
+    hash: str
+
+
+class RunSummary(_Record):
+    """A run's summary. With a single model, that model's metrics, intervals, breakdowns
+    and task rows are also at the top level (as `toolproof run --json` has always written
+    them)."""
+
+    run_id: str
+    suite: SuiteRef
+    agent: str
+    status: str
+    stopped: str | None = None
+    counts: Counts
+    infra_errors: InfraPolicy
+    k: list[int]
+    models: list[ModelSummary]
+    metrics: dict[str, int | float | None] | None = None
+    ci: dict[str, list[float] | None] | None = None
+    tiers: dict[str, dict[str, Any]] | None = None
+    tags: dict[str, dict[str, Any]] | None = None
+    tasks: list[dict[str, Any]] | None = None
+    skipped_k: list[int] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The summary as JSON data: the fields this run has, in order."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    @property
+    def shown_ks(self) -> list[int]:
+        """The k values computed (the run's, minus those too few trials allowed)."""
+        return [k for k in self.k if k not in (self.skipped_k or [])] or [1]
+
+
+def run_summary(
+    run: RunRecord,
+    rows: Sequence[Mapping[str, Any]],
+    metas: Sequence[TaskMeta],
+    ks: Sequence[int] | None = None,
+    infra: InfraPolicy | None = None,
+) -> RunSummary:
+    """The summary of a run from its trial rows; k and the infra policy default to the
+    run's own."""
+    config = run.config
+    chosen_k = list(ks) if ks else list(config.k)
+    body = summarize_run(
+        rows,
+        metas,
+        chosen_k,
+        infra or config.infra_errors,
+        seed=config.seed,
+        labels={"": run.agent},
+        partial=not run.finished,
+        score=config.score or None,
+    )
+    head: dict[str, Any] = {
+        "run_id": run.id,
+        "suite": {"name": run.suite_name, "version": run.suite_version, "hash": run.suite_hash},
+        "agent": run.agent,
+        "status": run.status,
+    }
+    if config.stopped is not None:
+        head["stopped"] = config.stopped
+    return RunSummary.model_validate({**head, **body})
 
 
 def task_trials(
@@ -66,11 +184,9 @@ def summarize_run(
     by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
         by_model[row.get("model", "")].append(row)
+    how = Summarizing(list(ks), infra, seed, partial, score)
     models = [
-        {
-            "model": (labels or {}).get(model, model),
-            **summarize_model(group, metas, ks, infra, seed, partial, score),
-        }
+        {"model": (labels or {}).get(model, model), **summarize_model(group, metas, how)}
         for model, group in by_model.items()
     ]
     summary: dict[str, Any] = {
@@ -95,14 +211,20 @@ def _counts(counts: Mapping[str, int], total: int) -> dict[str, int]:
     }
 
 
+@dataclass(frozen=True)
+class Summarizing:
+    """How a run is summarized: at which k, with which infra-error policy and bootstrap
+    seed, whether the run stopped early (`partial`), and the suite's score settings."""
+
+    ks: list[int]
+    infra: InfraPolicy
+    seed: int
+    partial: bool
+    score: Mapping[str, Any] | None
+
+
 def summarize_model(
-    rows: Sequence[Mapping[str, Any]],
-    metas: Sequence[TaskMeta],
-    ks: Sequence[int],
-    infra: InfraPolicy,
-    seed: int,
-    partial: bool,
-    score: Mapping[str, Any] | None,
+    rows: Sequence[Mapping[str, Any]], metas: Sequence[TaskMeta], how: Summarizing
 ) -> dict[str, Any]:
     """One model's summary: its primary variant (clean when run) in full, every variant's
     pass rates, recovery over all its trials, drift robustness, completion under load (each
@@ -112,7 +234,8 @@ def summarize_model(
     for row in rows:
         by_variant[row.get("variant", "")].append(row)
     primary = "" if "" in by_variant else next(iter(by_variant))
-    out = summarize_group(by_variant[primary], metas, ks, infra, seed, partial)
+    out = summarize_group(by_variant[primary], metas, how)
+    infra, ks, seed = how.infra, how.ks, how.seed
     out["variant"] = primary
     rates = {key: _task_rates(group, infra) for key, group in by_variant.items()}
     out["variants"] = {
@@ -121,7 +244,7 @@ def summarize_model(
     counts = task_recovery_counts(rows)
     conditions = conditions_summary(counts, rates, metas)
     out["conditions"] = conditions
-    config = dict(score or {})
+    config = dict(how.score or {})
     k = config.get("k") or max(ks)
     components = {
         "pass^k": out["metrics"].get(f"pass^{k}") if primary == "" else None,
@@ -202,15 +325,11 @@ def _variant(rows: Sequence[Mapping[str, Any]], rate: float, infra: InfraPolicy)
 
 
 def summarize_group(
-    rows: Sequence[Mapping[str, Any]],
-    metas: Sequence[TaskMeta],
-    ks: Sequence[int],
-    infra: InfraPolicy,
-    seed: int,
-    partial: bool,
+    rows: Sequence[Mapping[str, Any]], metas: Sequence[TaskMeta], how: Summarizing
 ) -> dict[str, Any]:
     """Counts, metrics (pass^k family and economics), intervals, breakdowns and task rows
     of one model's trials."""
+    infra, ks, seed = how.infra, how.ks, how.seed
     tasks, per_counts = task_trials(rows, infra)
     empty = [t.task_id for t in tasks if t.n == 0]
     if empty:
@@ -219,7 +338,7 @@ def summarize_group(
             "resume the run or use --infra-errors fail"
         )
     out: dict[str, Any] = {"counts": _counts(Counter(row["outcome"] for row in rows), len(rows))}
-    if partial:
+    if how.partial:
         fewest = min((t.n for t in tasks), default=0)
         skipped = [k for k in ks if k > fewest]
         ks = [k for k in ks if k <= fewest]
@@ -266,15 +385,15 @@ def summarize_group(
     return out
 
 
-def model_metrics(entry: Mapping[str, Any]) -> dict[str, float | None]:
+def model_metrics(entry: ModelSummary) -> dict[str, float | None]:
     """One model's metrics from a run summary, plus two derived for gating:
     cost_per_task_usd = cost_usd / tasks (the model's primary variant, as cost_usd) and
     infra_error_share = infra-error trials / trials over all of the model's variants."""
-    metrics: dict[str, float | None] = dict(entry["metrics"])
-    tasks = len(entry.get("tasks") or [])
+    metrics: dict[str, float | None] = dict(entry.metrics)
+    tasks = len(entry.tasks)
     cost = metrics.get("cost_usd")
     metrics["cost_per_task_usd"] = cost / tasks if cost is not None and tasks else None
-    variants = entry.get("variants") or {"": {"counts": entry["counts"]}}
+    variants = entry.variants or {"": {"counts": entry.counts.model_dump()}}
     total = sum(v["counts"]["total"] for v in variants.values())
     infra = sum(v["counts"]["infra_error"] for v in variants.values())
     metrics["infra_error_share"] = infra / total if total else None

@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import OrderedDict
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, Unpack
 
 import anthropic
-import httpx2
-import orjson
 from anthropic import Omit, omit
 from anthropic.types import Message as AnthropicMessage
 from anthropic.types import (
@@ -49,6 +46,7 @@ from toolproof.models.base import (
     Usage,
 )
 from toolproof.models.retry import parse_retry_after, retryable_status
+from toolproof.models.sdk import Endpoint, SDKErrors, body_text, post, sdk_options
 from toolproof.tools.base import ToolSchema
 
 DEFAULT_MAX_TOKENS = 1024
@@ -69,34 +67,26 @@ _OVERFLOW = re.compile(
 # 429s that no wait will cure.
 _SPEND_LIMIT_CODES = {"contract_spend_limit_reached", "enforced_spend_limit_reached"}
 _KEPT_THINKING = 4096
+_ERRORS = SDKErrors(
+    anthropic.APIStatusError,
+    anthropic.APITimeoutError,
+    anthropic.APIConnectionError,
+    anthropic.AnthropicError,
+)
 
 
 class AnthropicClient(ModelClient):
     """A Claude model behind the Messages API."""
 
     def __init__(
-        self,
-        model: str,
-        *,
-        settings: ModelSettings | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        headers: dict[str, str] | None = None,
-        http_client: httpx2.AsyncClient | None = None,
-        timeout_s: float = 120.0,
+        self, model: str, *, settings: ModelSettings | None = None, **endpoint: Unpack[Endpoint]
     ) -> None:
         self.model = model
         self.name = f"anthropic/{model}"
         self.settings = settings or ModelSettings()
-        self.client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=base_url,
-            default_headers=headers,
-            http_client=http_client,
-            max_retries=0,
-            timeout=timeout_s,
-        )
-        given = {k.lower() for k in headers or {}} & {"x-api-key", "authorization"}
+        self.client = anthropic.AsyncAnthropic(**sdk_options(endpoint))
+        headers = endpoint.get("headers") or {}
+        given = {k.lower() for k in headers} & {"x-api-key", "authorization"}
         c = self.client
         if not (c.api_key or c.auth_token or c.credentials or given):
             raise UsageError(f"{self.name}: no API key: pass one or set ANTHROPIC_API_KEY")
@@ -105,23 +95,15 @@ class AnthropicClient(ModelClient):
     async def generate(
         self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
     ) -> ModelResponse:
-        started = time.perf_counter()
-        try:
-            response = await self.client.post(
-                "/v1/messages",
-                content=orjson.dumps(self.request(messages, tools)),
-                cast_to=AnthropicMessage,
-                options={"headers": {"Content-Type": "application/json"}},
-            )
-        except anthropic.APIStatusError as exc:
-            raise self._status_error(exc) from exc
-        except anthropic.APITimeoutError as exc:
-            raise ProviderError("request timed out", retryable=True) from exc
-        except anthropic.APIConnectionError as exc:
-            raise ProviderError(f"connection error: {_cause(exc)}", retryable=True) from exc
-        except anthropic.AnthropicError as exc:
-            raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
-        latency = time.perf_counter() - started
+        response, latency = await post(
+            self.client,
+            _ERRORS,
+            self._status_error,
+            "/v1/messages",
+            self.request(messages, tools),
+            AnthropicMessage,
+            {"headers": {"Content-Type": "application/json"}},
+        )
         return self._response(response, latency)
 
     def request(self, messages: list[Message], tools: list[ToolSchema]) -> dict[str, object]:
@@ -256,7 +238,7 @@ class AnthropicClient(ModelClient):
     def _status_error(self, exc: anthropic.APIStatusError) -> Exception:
         status = exc.status_code
         kind = exc.type or ""
-        text = exc.api_message or _text(exc)
+        text = exc.api_message or body_text(exc.body, exc.message)
         if 400 <= status < 500 and status != 429 and _OVERFLOW.search(text):
             return ContextOverflow(f"{self.name}: {text}")
         overloaded = kind == "overloaded_error" or status == 529
@@ -284,15 +266,3 @@ def _tool_use(call: ToolCall) -> ToolUseBlockParam:
             parsed = None
         arguments = parsed if isinstance(parsed, dict) else {}
     return {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
-
-
-def _text(exc: anthropic.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, str) and body:
-        return body[:500]
-    return exc.message
-
-
-def _cause(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
-    return f"{type(cause).__name__}: {cause}" if cause else str(exc)

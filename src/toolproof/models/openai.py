@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from typing import Any
+from typing import Any, Unpack
 
-import httpx2
 import openai
-import orjson
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionFunctionToolParam,
@@ -42,6 +39,7 @@ from toolproof.models.base import (
     Usage,
 )
 from toolproof.models.retry import parse_retry_after, retryable_status
+from toolproof.models.sdk import Endpoint, SDKErrors, body_text, post, sdk_options
 from toolproof.tools.base import ToolSchema
 
 # Wording of context overflows: OpenAI and vLLM ("maximum context length"), llama.cpp
@@ -59,6 +57,9 @@ _OVERFLOW_CODES = {
 _JSON = {"Content-Type": "application/json"}
 # 429s that no wait will cure.
 _QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached"}
+_ERRORS = SDKErrors(
+    openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError, openai.OpenAIError
+)
 
 
 class OpenAIChatClient(ModelClient):
@@ -69,52 +70,34 @@ class OpenAIChatClient(ModelClient):
         model: str,
         *,
         settings: ModelSettings | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        headers: dict[str, str] | None = None,
-        http_client: httpx2.AsyncClient | None = None,
         provider: str = "openai",
-        timeout_s: float = 120.0,
+        **endpoint: Unpack[Endpoint],
     ) -> None:
         self.model = model
         self.name = f"{provider}/{model}"
         self.settings = settings or ModelSettings()
+        options = sdk_options(endpoint)
         # An OpenAI-compatible server: never send it the OpenAI key from the environment.
-        self.compatible = base_url is not None
-        if api_key is None and self.compatible:
-            api_key = "none"
+        self.compatible = options["base_url"] is not None
+        if options["api_key"] is None and self.compatible:
+            options["api_key"] = "none"
         try:
-            self.client = openai.AsyncOpenAI(
-                api_key=api_key,
-                base_url=base_url,
-                default_headers=headers,
-                http_client=http_client,
-                max_retries=0,
-                timeout=timeout_s,
-            )
+            self.client = openai.AsyncOpenAI(**options)
         except openai.OpenAIError as exc:
             raise UsageError(f"{self.name}: {exc}") from None
 
     async def generate(
         self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
     ) -> ModelResponse:
-        started = time.perf_counter()
-        try:
-            completion = await self.client.post(
-                "/chat/completions",
-                content=orjson.dumps(self.request(messages, tools, seed)),
-                cast_to=ChatCompletion,
-                options={"security": {"bearer_auth": True}, "headers": _JSON},
-            )
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc) from exc
-        except openai.APITimeoutError as exc:
-            raise ProviderError("request timed out", retryable=True) from exc
-        except openai.APIConnectionError as exc:
-            raise ProviderError(f"connection error: {_cause(exc)}", retryable=True) from exc
-        except openai.OpenAIError as exc:
-            raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
-        latency = time.perf_counter() - started
+        completion, latency = await post(
+            self.client,
+            _ERRORS,
+            self._status_error,
+            "/chat/completions",
+            self.request(messages, tools, seed),
+            ChatCompletion,
+            {"security": {"bearer_auth": True}, "headers": _JSON},
+        )
         return _response(completion, latency)
 
     def request(
@@ -190,7 +173,7 @@ class OpenAIChatClient(ModelClient):
         code = str(error.get("code") or "")
         kind = str(error.get("type") or "")
         detail = error.get("message")
-        text = detail if isinstance(detail, str) and detail else _text(exc)
+        text = detail if isinstance(detail, str) and detail else body_text(exc.body, exc.message)
         if (
             400 <= status < 500
             and status != 429
@@ -285,15 +268,3 @@ def _is_json_object(raw: str) -> bool:
         return isinstance(json.loads(raw), dict)
     except ValueError:
         return False
-
-
-def _text(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, str) and body:
-        return body[:500]
-    return exc.message
-
-
-def _cause(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
-    return f"{type(cause).__name__}: {cause}" if cause else str(exc)

@@ -17,7 +17,7 @@ from typing import Any
 
 from toolproof import __version__
 from toolproof.ci.gate import GateResult
-from toolproof.errors import UsageError
+from toolproof.report.json import write_text
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -55,18 +55,18 @@ def _properties(suite: ET.Element, values: Mapping[str, Any]) -> None:
 def gate_junit(result: GateResult) -> ET.Element:
     """The <testsuites> element of a gate result."""
     run = result.run
-    root = ET.Element("testsuites", name=f"toolproof gate {run['suite_name']}")
+    root = ET.Element("testsuites", name=f"toolproof gate {run.suite_name}")
     gate = _suite(root, "gate")
-    gate.set("timestamp", str(run["finished_at"] or run["created_at"]))
-    gate.set("hostname", str(run["host"]))
+    gate.set("timestamp", str(run.finished_at or run.created_at))
+    gate.set("hostname", str(run.host))
     _properties(
         gate,
         {
             "run_id": result.run_id,
-            "suite": run["suite_name"],
-            "suite_version": run["suite_version"],
-            "suite_hash": run["suite_hash"],
-            "agent": run["agent"],
+            "suite": run.suite_name,
+            "suite_version": run.suite_version,
+            "suite_hash": run.suite_hash,
+            "agent": run.agent,
             "baseline": result.baseline,
             "toolproof_version": __version__,
             "manifest_hash": result.verification.manifest_hash if result.verification else None,
@@ -86,7 +86,7 @@ def gate_junit(result: GateResult) -> ET.Element:
         else:
             ET.SubElement(case, "system-out").text = clean(condition.detail)
     _count(gate)
-    for suite in _task_suites(root, result.trials, run["suite_name"], run["agent"]):
+    for suite in _task_suites(root, result.trials, run.suite_name, run.agent):
         _count(suite)
     totals = [0, 0, 0, 0]
     time = 0.0
@@ -156,9 +156,4 @@ def junit_text(result: GateResult) -> str:
 
 def write_junit(result: GateResult, path: str | Path) -> None:
     """Write the gate's JUnit XML (parent folders created)."""
-    target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(junit_text(result), encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--junit {path}: cannot write: {exc.strerror or exc}") from None
+    write_text(path, junit_text(result), "--junit")

@@ -7,16 +7,16 @@ baseline and the tasks that failed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from toolproof import __version__
 from toolproof.ci.gate import Condition, GateResult
-from toolproof.errors import UsageError
 from toolproof.metrics.comparison import PairComparison
-from toolproof.metrics.summary import model_metrics
+from toolproof.metrics.summary import RunSummary, model_metrics
 from toolproof.report.format import fmt, fmt_p
+from toolproof.report.json import write_text
 
 CONDITION_METRICS = (
     "recovery_rate",
@@ -60,15 +60,14 @@ def gate_markdown(result: GateResult, limit: int = 20) -> str:
     """The whole report as Markdown text."""
     run = result.run
     summary = result.summary
-    counts = summary["counts"]
+    counts = summary.counts
     verdict = "passed" if result.passed else "failed"
     icon = "✅" if result.passed else "❌"
     lines = [
-        f"## {icon} toolproof gate {verdict}: "
-        f"{cell(run['suite_name'])} {cell(run['suite_version'])}",
+        f"## {icon} toolproof gate {verdict}: {cell(run.suite_name)} {cell(run.suite_version)}",
         "",
-        f"Run `{result.run_id}` (agent `{cell(run['agent'])}`, {counts['total']} trials: "
-        f"{counts['passed']} passed, {counts['failed']} failed, {counts['infra_error']} infra "
+        f"Run `{result.run_id}` (agent `{cell(run.agent)}`, {counts.total} trials: "
+        f"{counts.passed} passed, {counts.failed} failed, {counts.infra_error} infra "
         "errors)" + (f" against baseline `{result.baseline}`." if result.baseline else "."),
         "",
     ]
@@ -96,7 +95,7 @@ def gate_markdown(result: GateResult, limit: int = 20) -> str:
         lines += _regressed(result, limit)
     lines += _failing(summary, limit)
     manifest = result.verification.manifest_hash if result.verification else None
-    foot = f"toolproof {__version__} · suite sha256 `{run['suite_hash'][:16]}`"
+    foot = f"toolproof {__version__} · suite sha256 `{run.suite_hash[:16]}`"
     if manifest:
         foot += f" · manifest sha256 `{manifest}`"
     if result.sources:
@@ -116,9 +115,7 @@ def _pair_for(result: GateResult, label: str) -> PairComparison | None:
 
 def _metrics(result: GateResult) -> list[str]:
     summary = result.summary
-    k = max(
-        [k for k in summary["k"] if k not in summary.get("skipped_k", [])] or [1],
-    )
+    k = max(summary.shown_ks)
     names = ["pass@1"] + ([f"pass^{k}"] if k > 1 else []) + list(CONDITION_METRICS + METRICS)
     limits: dict[str, str] = {}
     for name, floor in result.spec.floors().items():
@@ -127,11 +124,11 @@ def _metrics(result: GateResult) -> list[str]:
         limits[name] = f"≤ {ceiling:g}"
     names += [n for n in limits if n not in names]
     out: list[str] = []
-    several = len(summary["models"]) > 1
-    for entry in summary["models"]:
+    several = len(summary.models) > 1
+    for entry in summary.models:
         metrics = model_metrics(entry)
-        pair = _pair_for(result, entry["model"])
-        title = "### Metrics" + (f": {cell(entry['model'])}" if several else "")
+        pair = _pair_for(result, entry.model)
+        title = "### Metrics" + (f": {cell(entry.model)}" if several else "")
         out += [title, ""]
         rows = []
         for name in names:
@@ -140,7 +137,7 @@ def _metrics(result: GateResult) -> list[str]:
             if name in CONDITION_METRICS and metrics[name] is None and name not in limits:
                 continue
             shown = fmt(metrics[name], 4)
-            if interval := entry.get("ci", {}).get(name):
+            if interval := entry.ci.get(name):
                 shown += f" [{interval[0]:.4f}, {interval[1]:.4f}]"
             row = [f"`{name}`", shown, limits.get(name, "")]
             if pair is not None:
@@ -201,15 +198,15 @@ def _regressed(result: GateResult, limit: int) -> list[str]:
     return out
 
 
-def _failing(summary: Mapping[str, Any], limit: int) -> list[str]:
+def _failing(summary: RunSummary, limit: int) -> list[str]:
     rows = []
-    several = len(summary["models"]) > 1
-    for entry in summary["models"]:
-        for task in entry["tasks"]:
+    several = len(summary.models) > 1
+    for entry in summary.models:
+        for task in entry.tasks:
             if task["passed"] < task["trials"] or task["infra_error"]:
                 first = task["failures"][0] if task["failures"] else ""
                 row = [cell(task["id"]), f"{task['passed']}/{task['trials']}", cell(first, 120)]
-                rows.append(([cell(entry["model"])] if several else []) + row)
+                rows.append(([cell(entry.model)] if several else []) + row)
     if not rows:
         return []
     header = (["model"] if several else []) + ["task", "passed", "first failure"]
@@ -223,9 +220,4 @@ def _failing(summary: Mapping[str, Any], limit: int) -> list[str]:
 
 def write_markdown(result: GateResult, path: str | Path) -> None:
     """Write the Markdown report (parent folders created)."""
-    target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(gate_markdown(result), encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--markdown {path}: cannot write: {exc.strerror or exc}") from None
+    write_text(path, gate_markdown(result), "--markdown")

@@ -16,6 +16,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from toolproof.metrics.summary import ModelSummary, RunSummary
 from toolproof.results import TrialResult
 
 if TYPE_CHECKING:
@@ -86,19 +87,19 @@ def _seconds(value: Any) -> str:
     return "–" if value is None else f"{value:.2f}s"
 
 
-def summary_tables(summary: dict[str, Any]) -> list[Table]:
+def summary_tables(summary: RunSummary) -> list[Table]:
     """The run's tables: models side by side, then (one model) metrics, tiers and tasks."""
-    counts = summary["counts"]
-    k = max([k for k in summary["k"] if k not in summary.get("skipped_k", [])] or [1])
+    counts = summary.counts
+    k = max(summary.shown_ks)
     title = (
-        f"{summary['suite']['name']} · run {summary['run_id']} · "
-        f"{counts['total']} trials: {counts['passed']} passed, {counts['failed']} failed, "
-        f"{counts['infra_error']} infra errors (counted as {summary['infra_errors']})"
+        f"{summary.suite.name} · run {summary.run_id} · "
+        f"{counts.total} trials: {counts.passed} passed, {counts.failed} failed, "
+        f"{counts.infra_error} infra errors (counted as {summary.infra_errors})"
     )
-    if "stopped" in summary:
-        title += f"\nstopped early: {summary['stopped']}"
-    if summary.get("skipped_k"):
-        title += f"\nnot computed (too few trials): k = {summary['skipped_k']}"
+    if summary.stopped is not None:
+        title += f"\nstopped early: {summary.stopped}"
+    if summary.skipped_k:
+        title += f"\nnot computed (too few trials): k = {summary.skipped_k}"
     models = Table(title=title, title_justify="left")
     for column in (
         "model",
@@ -115,12 +116,12 @@ def summary_tables(summary: dict[str, Any]) -> list[Table]:
         "trial p95",
     ):
         models.add_column(column, justify="left" if column == "model" else "right")
-    for entry in summary["models"]:
-        m, c = entry["metrics"], entry["counts"]
+    for entry in summary.models:
+        m, c = entry.metrics, entry.counts
         models.add_row(
-            entry["model"],
-            f"{c['passed']}/{c['total']}",
-            str(c["infra_error"]),
+            entry.model,
+            f"{c.passed}/{c.total}",
+            str(c.infra_error),
             _fmt(m.get("pass@1")),
             _fmt(m.get(f"pass^{k}")),
             _fmt(m.get(f"reliability_tax@{k}")),
@@ -131,23 +132,23 @@ def summary_tables(summary: dict[str, Any]) -> list[Table]:
             _seconds(m.get("latency_p95_s")),
             _seconds(m.get("trial_latency_p95_s")),
         )
-    if not summary["models"]:
+    if not summary.models:
         return [models]
-    conditions = [t for entry in summary["models"] for t in _conditions(entry)]
+    conditions = [t for entry in summary.models for t in _conditions(entry)]
     if conditions:
-        conditions.append(_condition_intervals(summary["models"]))
-    if len(summary["models"]) > 1:
-        return [models, *conditions, _tasks_by_model(summary, k)]
-    return [models, *conditions, *_detail(summary, k)]
+        conditions.append(_condition_intervals(summary.models))
+    if len(summary.models) > 1:
+        return [models, *conditions, _tasks_by_model(summary.models, k)]
+    return [models, *conditions, *_detail(summary.models[0], k)]
 
 
-def _conditions(entry: dict[str, Any]) -> list[Table]:
+def _conditions(entry: ModelSummary) -> list[Table]:
     """Per variant: pass rate, recovery, load; then the Reliability Score and its parts."""
-    variants = entry.get("variants", {})
-    recovery_all = entry.get("conditions", {}).get("recovery", {})
+    variants = entry.variants
+    recovery_all = entry.conditions.get("recovery", {})
     if len(variants) <= 1 and not recovery_all.get("failed_calls"):
         return []
-    table = Table(title=f"{entry['model']}: production conditions", title_justify="left")
+    table = Table(title=f"{entry.model}: production conditions", title_justify="left")
     columns = (
         "variant",
         "trials",
@@ -173,7 +174,7 @@ def _conditions(entry: dict[str, Any]) -> list[Table]:
             _fmt(load.get("throughput_per_min")),
             _seconds(load.get("trial_latency_p95_s")),
         )
-    score = entry["reliability"]
+    score = entry.reliability
     parts = " + ".join(
         f"{score['weights_used'][name]:.2f}·{name} {_fmt(value)}"
         for name, value in score["components"].items()
@@ -200,39 +201,38 @@ _INTERVALS = (
 """The condition metrics shown with their intervals: (block of `conditions`, name)."""
 
 
-def _condition_intervals(models: list[dict[str, Any]]) -> Table:
+def _condition_intervals(models: list[ModelSummary]) -> Table:
     """The condition metrics and the score of each model with their 95% intervals."""
     table = Table(title="conditions [95% CI]", title_justify="left")
     table.caption, table.caption_justify = "intervals: bootstrap over tasks", "left"
     table.add_column("metric")
     for entry in models:
-        table.add_column(entry["model"], justify="right")
-    rows = [
-        (name, [entry["conditions"].get(block) for entry in models]) for block, name in _INTERVALS
-    ]
-    rows.append(("reliability_score", [entry["reliability"] for entry in models]))
+        table.add_column(entry.model, justify="right")
+    rows = [(name, [entry.conditions.get(block) for entry in models]) for block, name in _INTERVALS]
+    rows.append(("reliability_score", [entry.reliability for entry in models]))
     for name, blocks in rows:
         if any(b and b[name] is not None for b in blocks):
             table.add_row(name, *(_with_ci(b[name], b["ci"][name]) if b else "–" for b in blocks))
     return table
 
 
-def _detail(summary: dict[str, Any], k: int) -> list[Table]:
+def _detail(summary: ModelSummary, k: int) -> list[Table]:
+    """One model in detail: its pass^k family with intervals, tiers and tasks."""
     head = Table(title="reliability", title_justify="left")
     head.add_column("metric")
     head.add_column("value", justify="right")
     head.add_column("95% CI (bootstrap over tasks)", justify="right")
-    for name, value in summary["metrics"].items():
+    for name, value in summary.metrics.items():
         if name.startswith(("pass", "reliability_tax")) or name == "reliability_score":
-            ci = summary["ci"].get(name)
+            ci = summary.ci.get(name)
             head.add_row(name, _fmt(value), f"{ci[0]:.3f} – {ci[1]:.3f}" if ci else "")
     tables = [head]
-    groups = _condition_columns(summary["models"][0].get("conditions", {}))
-    if summary["tiers"]:
+    groups = _condition_columns(summary.conditions)
+    if summary.tiers:
         tiers = Table(title="by tier (weighted by production weights)", title_justify="left")
         for column in ("tier", "tasks", "weight", "pass@1", f"pass^{k}", *_headers(groups)):
             tiers.add_column(column, justify="right")
-        for tier, row in summary["tiers"].items():
+        for tier, row in summary.tiers.items():
             tiers.add_row(
                 tier,
                 _fmt(int(row["tasks"])),
@@ -246,7 +246,7 @@ def _detail(summary: dict[str, Any], k: int) -> list[Table]:
     for column in ("task", "passed", "infra", "pass@1", f"pass^{k}", *_headers(groups)):
         tasks.add_column(column, justify="left" if column == "task" else "right")
     tasks.add_column("first failure")
-    for row in summary["tasks"]:
+    for row in summary.tasks:
         tasks.add_row(
             row["id"],
             f"{row['passed']}/{row['trials']}",
@@ -294,15 +294,15 @@ def _cells(groups: dict[str, dict[str, Any]], by: str, key: str) -> list[str]:
     ]
 
 
-def _tasks_by_model(summary: dict[str, Any], k: int) -> Table:
+def _tasks_by_model(models: list[ModelSummary], k: int) -> Table:
     table = Table(title=f"pass^{k} by task", title_justify="left")
     table.add_column("task")
-    for entry in summary["models"]:
-        table.add_column(entry["model"], justify="right")
+    for entry in models:
+        table.add_column(entry.model, justify="right")
     rows: dict[str, list[str]] = {}
-    for i, entry in enumerate(summary["models"]):
-        for task in entry["tasks"]:
-            cells = rows.setdefault(task["id"], ["–"] * len(summary["models"]))
+    for i, entry in enumerate(models):
+        for task in entry.tasks:
+            cells = rows.setdefault(task["id"], ["–"] * len(models))
             cells[i] = _fmt(task["metrics"][f"pass^{k}"])
     for task_id in sorted(rows):
         table.add_row(task_id, *rows[task_id])
@@ -312,7 +312,7 @@ def _tasks_by_model(summary: dict[str, Any], k: int) -> Table:
 def gate_table(result: GateResult) -> Table:
     """`toolproof gate`: one row per condition, marked ok, FAIL or skip."""
     run = result.run
-    title = f"gate · {run['suite_name']} {run['suite_version']} · run {result.run_id}"
+    title = f"gate · {run.suite_name} {run.suite_version} · run {result.run_id}"
     if result.baseline:
         title += f" vs baseline {result.baseline}"
     table = Table(title=escape(title), title_justify="left")

@@ -59,6 +59,6 @@ async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
     for row_id, result in updates:
         store.replace(row_id, result)
     store.annotate(run_id, regraded_at=now(), regraded_with_suite=suite.content_hash)
-    if store.run(run_id)["status"] == "finished":
+    if store.run(run_id).finished:
         record_manifest(store, run_id)
     return changed

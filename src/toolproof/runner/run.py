@@ -12,7 +12,8 @@ from toolproof import __version__
 from toolproof.agents.registry import resolve_agents, resolve_user
 from toolproof.ci.audit import REDACTED, record_manifest, redacted_config
 from toolproof.errors import Problem, SuiteError, UsageError
-from toolproof.metrics.summary import InfraPolicy
+from toolproof.metrics.summary import InfraPolicy, RunSummary
+from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.local import execute
@@ -21,7 +22,7 @@ from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.source import Task
 from toolproof.store.journal import Store
-from toolproof.store.queries import run_summary
+from toolproof.store.queries import stored_summary
 from toolproof.suite.loaded import Suite
 
 
@@ -63,11 +64,11 @@ class RunStart:
 class RunReport:
     run_id: str
     ran: int
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: RunSummary
     stopped: bool = False
 
 
-def settings(suite: Suite, request: RunRequest) -> dict[str, Any]:
+def settings(suite: Suite, request: RunRequest) -> RunConfig:
     """The run's effective settings, checked: a k above the trial count is a usage error."""
     defaults = suite.file.defaults
     trials = request.trials or defaults.trials
@@ -79,24 +80,24 @@ def settings(suite: Suite, request: RunRequest) -> dict[str, Any]:
         )
     if request.max_cost is not None and request.max_cost <= 0:
         raise UsageError("--max-cost must be a positive amount of USD")
-    return {
-        "agent": request.agent,
-        "models": list(request.models),
-        "model_flags": dict(request.model_flags),
-        "max_cost": request.max_cost,
-        "user_model": request.user_model,
-        "variants": variant_keys(suite, request),
-        "score": suite.file.score.model_dump(),
-        "time_scale": request.time_scale,
-        "trials": trials,
-        "k": ks,
-        "seed": defaults.seed if request.seed is None else request.seed,
-        "max_steps": request.max_steps or defaults.max_steps,
-        "concurrency": request.concurrency or defaults.concurrency,
-        "infra_errors": request.infra_errors,
-        "tasks": [t.id for t in suite.select(request.tasks)],
-        "suite_path": request.suite_path or str(suite.root),
-    }
+    return RunConfig(
+        agent=request.agent,
+        models=list(request.models),
+        model_flags=dict(request.model_flags),
+        max_cost=request.max_cost,
+        user_model=request.user_model,
+        variants=variant_keys(suite, request),
+        score=suite.file.score.model_dump(),
+        time_scale=request.time_scale,
+        trials=trials,
+        k=ks,
+        seed=defaults.seed if request.seed is None else request.seed,
+        max_steps=request.max_steps or defaults.max_steps,
+        concurrency=request.concurrency or defaults.concurrency,
+        infra_errors=request.infra_errors,
+        tasks=[t.id for t in suite.select(request.tasks)],
+        suite_path=request.suite_path or str(suite.root),
+    )
 
 
 def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
@@ -150,12 +151,16 @@ def restored_headers(stored: dict[str, Any], given: dict[str, Any], run_id: str)
     }
 
 
-def fingerprint(suite: Suite, config: dict[str, Any], identities: list[str]) -> str:
+def fingerprint(suite: Suite, config: RunConfig, identities: list[str]) -> str:
     """Identifies 'the same command': the same suite content, agents, user side and plan."""
     key = {
         "suite": suite.content_hash,
         "agents": identities,
-        **{k: config[k] for k in ("trials", "seed", "max_steps", "tasks", "variants")},
+        "trials": config.trials,
+        "seed": config.seed,
+        "max_steps": config.max_steps,
+        "tasks": config.tasks,
+        "variants": config.variants,
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
@@ -206,20 +211,21 @@ async def run_suite(
     """Run (or resume) every trial of the request and return the run's summary."""
     if resume:
         stored = store.run(resume)
-        if stored["suite_hash"] != suite.content_hash:
+        if stored.suite_hash != suite.content_hash:
             raise UsageError(
                 f"run {resume} was made with a different version of suite '{suite.name}'; "
                 "resume needs the same suite content (use `toolproof regrade` to re-grade)"
             )
-        config = dict(stored["config"])
-        config["concurrency"] = request.concurrency or config["concurrency"]
-        config["model_flags"] = restored_headers(config["model_flags"], request.model_flags, resume)
+        config = stored.config.with_(
+            concurrency=request.concurrency or stored.config.concurrency,
+            model_flags=restored_headers(stored.config.model_flags, request.model_flags, resume),
+        )
     else:
         config = settings(suite, request)
-    agents = resolve_agents(config["agent"], config["models"], suite, config["model_flags"])
+    agents = resolve_agents(config.agent, config.models, suite, config.model_flags)
     by_model = {a.model: a for a in agents}
-    user_identity, make_user = resolve_user(config["user_model"], suite, config["model_flags"])
-    tasks = [suite.task(t) for t in config["tasks"]]
+    user_identity, make_user = resolve_user(config.user_model, suite, config.model_flags)
+    tasks = [suite.task(t) for t in config.tasks]
     expected = await expected_hashes(suite, tasks)
     print_id = fingerprint(suite, config, [a.identity for a in agents] + [user_identity])
     run_id = resume or (None if fresh else store.latest(print_id, unfinished=True))
@@ -236,14 +242,13 @@ async def run_suite(
             version=__version__,
         )
     setups = {
-        key: VariantSetup(suite, Variant.parse(key), config["time_scale"])
-        for key in config["variants"]
+        key: VariantSetup(suite, Variant.parse(key), config.time_scale) for key in config.variants
     }
     models = [a.model for a in agents]
     specs = [
         spec
-        for key in config["variants"]
-        for spec in plan(tasks, config["trials"], config["seed"], models, key)
+        for key in config.variants
+        for spec in plan(tasks, config.trials, config.seed, models, key)
     ]
     done = store.done(run_id)
     todo: list[TrialSpec] = [s for s in specs if s.key not in done]
@@ -261,13 +266,13 @@ async def run_suite(
                 agent=agent.factory,
                 agent_label=agent.label,
                 expected_hash=expected[spec.task_id],
-                max_steps=config["max_steps"],
+                max_steps=config.max_steps,
                 user=make_user,
                 conditions=setups[spec.variant].conditions(task, spec.seed),
             )
         )
 
-    budget = Budget(config["max_cost"], store.spent(run_id))
+    budget = Budget(config.max_cost, store.spent(run_id))
 
     def record(result: TrialResult) -> None:
         store.write(run_id, result)
@@ -276,7 +281,7 @@ async def run_suite(
 
     for key, setup in setups.items():
         batch = [s for s in todo if s.variant == key]
-        concurrency = setup.concurrency or config["concurrency"]
+        concurrency = setup.concurrency or config.concurrency
         await execute(batch, one, concurrency, record, budget.reached)
     if budget.reached():
         store.annotate(run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}")
@@ -286,7 +291,7 @@ async def run_suite(
     return RunReport(
         run_id=run_id,
         ran=len(store.done(run_id)) - (len(specs) - len(todo)),
-        summary=run_summary(store, run_id),
+        summary=stored_summary(store, run_id),
         stopped=budget.reached(),
     )
 

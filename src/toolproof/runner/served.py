@@ -42,6 +42,7 @@ from toolproof import __version__
 from toolproof.agents.base import Agent, TrialContext
 from toolproof.errors import AgentFailure, UsageError
 from toolproof.gateway import Conditions, Gateway
+from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.run import expected_hashes, fingerprint, task_rows
@@ -389,7 +390,7 @@ class ServedRun:
 
     store: Store
     suite: Suite
-    config: dict[str, Any]
+    config: RunConfig
     label: str
     fresh: bool = False
 
@@ -410,7 +411,7 @@ class ServedRun:
     def taken(self, run_id: str | None, task_id: str) -> set[int]:
         if run_id is None:
             return set()
-        variant = self.config["variants"][0]
+        variant = self.config.variants[0]
         return {
             trial
             for key_variant, model, key_task, trial in self.store.done(run_id)
@@ -419,7 +420,7 @@ class ServedRun:
 
     def choose_trial(self, task_id: str, wanted: int | None) -> int:
         """--trial as given (checked), else the first trial the run lacks."""
-        trials = self.config["trials"]
+        trials = self.config.trials
         run_id = self.current()
         taken = self.taken(run_id, task_id)
         if wanted is None:
@@ -451,40 +452,40 @@ class ServedRun:
                 fingerprint=self.fingerprint,
                 agent=self.label,
                 config=self.config,
-                tasks=task_rows(self.suite, [self.suite.task(t) for t in self.config["tasks"]]),
+                tasks=task_rows(self.suite, [self.suite.task(t) for t in self.config.tasks]),
                 version=__version__,
             )
             self.fresh = False
         self.store.write(run_id, result)
-        if len(self.store.done(run_id)) >= self.config["trials"] * len(self.config["tasks"]):
+        if len(self.store.done(run_id)) >= self.config.trials * len(self.config.tasks):
             self.store.finish(run_id)
         return run_id
 
 
 def served_config(
     suite: Suite, variant: str, seed: int, trials: int, label: str, time_scale: float
-) -> dict[str, Any]:
-    """A served run's settings, in the shape `toolproof run` stores."""
+) -> RunConfig:
+    """A served run's settings: those `toolproof run` stores, and how the agent came."""
     defaults = suite.file.defaults
-    return {
-        "agent": f"mcp:{label}",
-        "served": "mcp",
-        "models": [],
-        "model_flags": {},
-        "max_cost": None,
-        "user_model": None,
-        "variants": [variant],
-        "score": suite.file.score.model_dump(),
-        "time_scale": time_scale,
-        "trials": trials,
-        "k": sorted({k for k in defaults.k if k <= trials}) or [1],
-        "seed": seed,
-        "max_steps": defaults.max_steps,
-        "concurrency": 1,
-        "infra_errors": "fail",
-        "tasks": [t.id for t in suite.tasks],
-        "suite_path": str(suite.root),
-    }
+    return RunConfig(
+        agent=f"mcp:{label}",
+        served="mcp",
+        models=[],
+        model_flags={},
+        max_cost=None,
+        user_model=None,
+        variants=[variant],
+        score=suite.file.score.model_dump(),
+        time_scale=time_scale,
+        trials=trials,
+        k=sorted({k for k in defaults.k if k <= trials}) or [1],
+        seed=seed,
+        max_steps=defaults.max_steps,
+        concurrency=1,
+        infra_errors="fail",
+        tasks=[t.id for t in suite.tasks],
+        suite_path=str(suite.root),
+    )
 
 
 async def serve(

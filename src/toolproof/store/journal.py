@@ -17,6 +17,7 @@ from sqlalchemy import Engine, create_engine, event, func, inspect, select, upda
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from toolproof.errors import StoreError
+from toolproof.records import RunConfig, RunRecord
 from toolproof.results import TrialResult
 from toolproof.store import manifest as _manifest  # noqa: F401 - registers run_manifests
 from toolproof.store.schema import SCHEMA_VERSION, meta, metadata, run_tasks, runs, trials
@@ -89,7 +90,7 @@ class Store:
         suite_hash: str,
         fingerprint: str,
         agent: str,
-        config: dict[str, Any],
+        config: RunConfig,
         tasks: list[dict[str, Any]],
         version: str,
     ) -> str:
@@ -105,7 +106,7 @@ class Store:
                     suite_hash=suite_hash,
                     fingerprint=fingerprint,
                     agent=agent,
-                    config=config,
+                    config=config.stored(),
                     toolproof_version=version,
                     host=platform.node(),
                 )
@@ -123,7 +124,8 @@ class Store:
         with self.engine.connect() as conn:
             return conn.execute(query).scalar()
 
-    def run(self, run_id: str) -> dict[str, Any]:
+    def run(self, run_id: str) -> RunRecord:
+        """A run's row, its settings typed; an unknown id is a StoreError naming the latest."""
         with self.engine.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
             if row is None:
@@ -132,7 +134,7 @@ class Store:
                 ).scalars()
                 hint = ", ".join(known) or "none"
                 raise StoreError(f"no run '{run_id}' in {self.url} (latest: {hint})")
-            return dict(row)
+            return RunRecord.model_validate(dict(row))
 
     def runs(self, limit: int = 20) -> list[dict[str, Any]]:
         counts = (
@@ -214,12 +216,11 @@ class Store:
             conn.execute(update(trials).where(trials.c.id == row_id).values(**_columns(result)))
 
     def annotate(self, run_id: str, **config: Any) -> None:
-        """Merge entries into a run's config (for example when it was re-graded)."""
+        """Set entries of a run's config (`stopped`, `regraded_at`, ...: see RunConfig)."""
         with self.engine.begin() as conn:
             current = conn.execute(select(runs.c.config).where(runs.c.id == run_id)).scalar_one()
-            conn.execute(
-                update(runs).where(runs.c.id == run_id).values(config={**current, **config})
-            )
+            merged = RunConfig.model_validate({**current, **config}).stored()
+            conn.execute(update(runs).where(runs.c.id == run_id).values(config=merged))
 
 
 def _columns(result: TrialResult) -> dict[str, Any]:

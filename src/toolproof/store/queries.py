@@ -12,7 +12,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from toolproof.errors import StoreError, UsageError
 from toolproof.metrics.breakdown import TaskMeta
-from toolproof.metrics.summary import InfraPolicy, summarize_run
+from toolproof.metrics.summary import InfraPolicy, RunSummary, run_summary
 from toolproof.store.journal import Store, store_url
 from toolproof.store.schema import run_tasks, runs, trials
 
@@ -28,39 +28,15 @@ def task_metas(store: Store, run_id: str) -> list[TaskMeta]:
     ]
 
 
-def run_summary(
+def stored_summary(
     store: Store,
     run_id: str,
     ks: Sequence[int] | None = None,
     infra: InfraPolicy | None = None,
-) -> dict[str, Any]:
+) -> RunSummary:
     """The summary of a stored run; k and the infra policy default to the run's own."""
     run = store.run(run_id)
-    config = run["config"]
-    chosen_k = list(ks) if ks else list(config.get("k", [1]))
-    policy: InfraPolicy = infra or config.get("infra_errors", "fail")
-    summary = summarize_run(
-        store.outcomes(run_id),
-        task_metas(store, run_id),
-        chosen_k,
-        policy,
-        seed=config.get("seed", 0),
-        labels={"": run["agent"]},
-        partial=run["status"] != "finished",
-        score=config.get("score"),
-    )
-    return {
-        "run_id": run_id,
-        "suite": {
-            "name": run["suite_name"],
-            "version": run["suite_version"],
-            "hash": run["suite_hash"],
-        },
-        "agent": run["agent"],
-        "status": run["status"],
-        **({"stopped": config["stopped"]} if "stopped" in config else {}),
-        **summary,
-    }
+    return run_summary(run, store.outcomes(run_id), task_metas(store, run_id), ks, infra)
 
 
 def open_existing(value: str | None) -> Store:

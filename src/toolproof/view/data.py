@@ -21,7 +21,7 @@ from toolproof.errors import ToolproofError, UsageError
 from toolproof.metrics.passk import pass_hat_k
 from toolproof.report.html import render_report
 from toolproof.store.journal import Store
-from toolproof.store.queries import list_runs, run_summary
+from toolproof.store.queries import list_runs, stored_summary
 
 DEFAULT_LIMIT = 200
 """Runs listed (newest first) and runs charted when the query gives no limit."""
@@ -174,7 +174,8 @@ class Dashboard:
         return out
 
     def _summary(self, row: Mapping[str, Any]) -> dict[str, Any] | str:
-        """The run's summary, or why there is none (a metric that cannot be computed)."""
+        """The run's summary as JSON data (what the pages and the API serve), or why there
+        is none (a metric that cannot be computed)."""
         state = (
             row["status"],
             row["finished_at"],
@@ -185,7 +186,7 @@ class Dashboard:
         if cached is not None and cached[0] == state:
             return cached[1]
         try:
-            summary: dict[str, Any] | str = run_summary(self.store, row["id"])
+            summary: dict[str, Any] | str = stored_summary(self.store, row["id"]).as_json()
         except ToolproofError as exc:
             summary = str(exc)
         self._summaries[row["id"]] = (state, summary)
@@ -249,8 +250,8 @@ class Dashboard:
         if not unique:
             raise UsageError("choose at least one run")
         stored = [self.store.run(run_id) for run_id in unique]
-        key = tuple((r["id"], r["finished_at"], r["config"].get("regraded_at")) for r in stored)
-        finished = all(r["status"] == "finished" for r in stored)
+        key = tuple((r.id, r.finished_at, r.config.regraded_at) for r in stored)
+        finished = all(r.finished for r in stored)
         with self._rendering:
             if finished and key in self._reports:
                 self._reports.move_to_end(key)

@@ -27,7 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from toolproof.errors import StoreError, ToolproofError, UsageError
 from toolproof.report.html.render import inline_script
-from toolproof.store.queries import run_summary
+from toolproof.store.queries import stored_summary
 from toolproof.view.data import Dashboard, RunFilter
 from toolproof.view.pages import error_page, runs_page, trends_page
 
@@ -160,7 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
             case ["api", "trends"]:
                 return _json(dashboard.trends(RunFilter.parse(query), _k(query)))
             case ["api", "runs", run_id]:
-                return _json(run_summary(dashboard.store, run_id))
+                return _json(stored_summary(dashboard.store, run_id).as_json())
             case ["static", name] if name in _STATIC:
                 return Response(
                     200,

@@ -41,8 +41,9 @@ from sqlalchemy import Text, case, select, type_coerce
 from toolproof import __version__
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
+from toolproof.metrics.summary import ModelSummary, RunSummary, run_summary
 from toolproof.store.journal import Store
-from toolproof.store.queries import run_summary
+from toolproof.store.queries import task_metas
 from toolproof.store.schema import trials
 
 DEFAULT_TRANSCRIPTS_MB = 10.0
@@ -171,30 +172,30 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
     reasons: dict[str, int] = {"": 0}
     out = _Collected(data={})
     for run_number, run_id in enumerate(run_ids):
-        row = store.run(run_id)
+        run = store.run(run_id)
         rows, ids = _trial_rows(store, run_id, packer, first_index=len(out.row_ids))
-        summary = run_summary(_Prefetched(store, run_id, rows), run_id)
-        ks = [k for k in summary["k"] if k not in summary.get("skipped_k", [])] or [1]
+        summary = run_summary(run, rows, task_metas(store, run_id))
+        ks = summary.shown_ks
         runs.append(
             {
                 "id": run_id,
-                "suite": summary["suite"],
-                "agent": summary["agent"],
-                "status": summary["status"],
-                "stopped": summary.get("stopped"),
-                "created_at": row["created_at"],
-                "finished_at": row["finished_at"],
-                "counts": summary["counts"],
-                "infra_errors": summary["infra_errors"],
+                "suite": summary.suite.model_dump(),
+                "agent": summary.agent,
+                "status": summary.status,
+                "stopped": summary.stopped,
+                "created_at": run.created_at,
+                "finished_at": run.finished_at,
+                "counts": summary.counts.model_dump(),
+                "infra_errors": summary.infra_errors,
                 "k": ks,
-                "skipped_k": summary.get("skipped_k", []),
-                "toolproof_version": row["toolproof_version"],
-                "variants": list(row["config"].get("variants") or []),
+                "skipped_k": summary.skipped_k or [],
+                "toolproof_version": run.toolproof_version,
+                "variants": list(run.config.variants),
             }
         )
         by_label: dict[str, int] = {}
-        for model in summary["models"]:
-            by_label[model["model"]] = len(entries)
+        for model in summary.models:
+            by_label[model.model] = len(entries)
             entries.append(_entry(model, run_number, ks))
         _grid(rows, ids, summary, by_label, entries, groups, reasons, out)
     labels = Counter(e["label"] for e in entries)
@@ -253,42 +254,25 @@ def _trial_rows(
     return rows, ids
 
 
-class _Prefetched(Store):
-    """The store as `run_summary` reads it, with one run's trial rows already in hand: the
-    summary stays the one `toolproof show` prints, and the rows are read once for both it
-    and the grid. It shares the store's engine; nothing is written through it."""
-
-    def __init__(self, store: Store, run_id: str, rows: list[dict[str, Any]]) -> None:
-        # no Store.__init__: the engine is the open store's, its schema already checked
-        self.url = store.url
-        self.engine = store.engine
-        self._run_id = run_id
-        self._rows = rows
-
-    def outcomes(self, run_id: str) -> list[dict[str, Any]]:
-        if run_id == self._run_id:
-            return self._rows
-        return super().outcomes(run_id)
-
-
-def _entry(model: dict[str, Any], run: int, ks: list[int]) -> dict[str, Any]:
+def _entry(summary: ModelSummary, run: int, ks: list[int]) -> dict[str, Any]:
     """One model of one run: its summary, minus per-task rows, plus its pass^k curve."""
-    tasks = model.get("tasks", [])
+    model = summary.model_dump(mode="json")
+    tasks = summary.tasks
     return {
-        "label": model["model"],
-        "model": model["model"],
+        "label": summary.model,
+        "model": summary.model,
         "run": run,
         "k": max(ks),
         "ks": ks,
-        "variant": model.get("variant", ""),
+        "variant": summary.variant,
         "counts": model["counts"],
-        "metrics": model.get("metrics", {}),
-        "ci": model.get("ci", {}),
-        "reliability": model.get("reliability"),
-        "variants": model.get("variants", {}),
-        "conditions": model.get("conditions", {}),
-        "tiers": model.get("tiers", {}),
-        "tags": model.get("tags", {}),
+        "metrics": model["metrics"],
+        "ci": model["ci"],
+        "reliability": model["reliability"],
+        "variants": model["variants"],
+        "conditions": model["conditions"],
+        "tiers": model["tiers"],
+        "tags": model["tags"],
         "tasks": len(tasks),
         "curve": passk_curve([(t["trials"], t["passed"]) for t in tasks]),
         "reasons": [],
@@ -328,7 +312,7 @@ _REASON = itemgetter("reason")
 def _grid(
     rows: list[dict[str, Any]],
     ids: list[int],
-    summary: dict[str, Any],
+    summary: RunSummary,
     by_label: dict[str, int],
     entries: list[dict[str, Any]],
     groups: list[dict[str, Any]],
@@ -337,8 +321,8 @@ def _grid(
 ) -> None:
     """Append one run's grid groups (one per model, variant and task, each holding its
     trials' outcomes in trial order) and its trials; count failure reasons per entry."""
-    exclude = summary["infra_errors"] == "exclude"
-    agent = summary["agent"]
+    exclude = summary.infra_errors == "exclude"
+    agent = summary.agent
     why: dict[int, Counter[str]] = defaultdict(Counter)
     why_tasks: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     start = 0
