@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select, text
-from test_compare import invoke, mini_suite, stored_run
+from stored import invoke, mini_suite, stored_run
 
 from toolproof.ci.audit import load_manifest, read_trials, record_manifest, verify_run
 from toolproof.results import TrialResult

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from dashboard import DATA_BLOCK, fill_store, get, serving
 from sqlalchemy import create_engine, inspect
-from test_view import DATA_BLOCK, fill_store, get, serving
 
 from toolproof.errors import StoreError, UsageError
 from toolproof.store.queries import list_runs, open_existing

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
-from test_compare import invoke, mini_suite, stored_run, toolproof_ci
+from stored import invoke, mini_suite, stored_run, toolproof_ci
 
 from toolproof.ci.audit import record_manifest
 from toolproof.ci.gate import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 from sqlalchemy import select, update
-from test_compare import invoke, mini_suite, stored_run, toolproof_ci
+from stored import invoke, mini_suite, stored_run, toolproof_ci
 
 from toolproof.ci.audit import (
     REDACTED,
