@@ -19,7 +19,7 @@ from stored import OUTCOME, invoke, stored_run, toolproof_ci
 from toolproof.ci.compare import compare_runs
 from toolproof.errors import UsageError
 from toolproof.metrics.comparison import compare_rows, pair_models
-from toolproof.metrics.stats import mcnemar_exact, paired_bootstrap
+from toolproof.metrics.stats import mcnemar_exact, paired_bootstrap, paired_permutation
 from toolproof.metrics.summary import ModelSummary, model_metrics
 from toolproof.store.journal import Store
 
@@ -101,6 +101,38 @@ def test_one_task_of_many_dropping_is_not_significant() -> None:
     mean, low, high = paired_bootstrap(a, b)
     assert mean == pytest.approx(-1 / 30)
     assert high == 0.0 and low < 0.0
+    assert paired_permutation(a, b) == 1.0
+
+
+# ---------------------------------------------------------------- permutation over tasks
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ([1.0] * 5, [0.0] * 5, 2 / 32),  # five tasks all down: 2 of 32 sign assignments
+        ([1.0] * 6, [0.0] * 6, 2 / 64),
+        ([1.0, 1.0, 0.5], [1.0, 1.0, 0.5], 1.0),  # nothing changed
+        ([1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0], 10 / 16),  # |Σ| ≥ 2: 10 of 16
+        ([0.5, 0.5], [0.0, 1.0], 1.0),  # +0.5 and −0.5 cancel: every assignment as extreme
+    ],
+)
+def test_paired_permutation_enumerates_sign_flips(
+    a: list[float], b: list[float], expected: float
+) -> None:
+    assert paired_permutation(a, b) == pytest.approx(expected)
+
+
+def test_paired_permutation_samples_many_changed_tasks_seeded() -> None:
+    a, b = [1.0] * 20, [0.0] * 15 + [1.0] * 5  # 15 tasks down, beyond exact enumeration
+    p = paired_permutation(a, b, seed=3)
+    assert p == paired_permutation(a, b, seed=3)
+    assert p == pytest.approx(1 / 10_001)  # exact 2 / 2^15; no sample reaches it
+    mixed_a = [1.0] * 16
+    mixed_b = [0.0] * 9 + [2.0] * 7  # −9 + 7: a weak net drop
+    assert 0.5 < paired_permutation(mixed_a, mixed_b, seed=3) < 1.0
+    with pytest.raises(ValueError):
+        paired_permutation([1.0], [])
 
 
 # ---------------------------------------------------------------- matching
@@ -114,7 +146,6 @@ def test_compare_rows_matches_trials_by_variant_task_and_index() -> None:
     assert v.matched == 9  # t1 × 6 and t2 × 3; t3 and t4 are in one run only
     assert v.only_a == 3 and v.only_b == 4
     assert (v.a_only, v.b_only) == (6, 0)
-    assert v.p_value == pytest.approx(0.03125)
     t1 = next(t for t in v.tasks if t.task_id == "t1")
     assert (t1.trials, t1.passed_a, t1.passed_b, t1.delta) == (6, 6, 0, -1.0)
     assert t1.regressed and t1.significant and t1.reasons_b == ("F",)
@@ -125,10 +156,11 @@ def test_compare_rows_matches_trials_by_variant_task_and_index() -> None:
     pass1 = v.metric("pass@1")
     assert pass1 is not None
     assert (pass1.a, pass1.b, pass1.delta) == (1.0, 0.5, -0.5)
-    assert pass1.test == "mcnemar" and pass1.significant
+    assert pass1.test == "permutation" and pass1.p_value == 1.0  # one task of three moved
+    assert not pass1.significant
     pass3 = v.metric("pass^3")
     assert pass3 is not None
-    assert (pass3.a, pass3.b) == (1.0, 0.5) and pass3.test == "bootstrap"
+    assert (pass3.a, pass3.b) == (1.0, 0.5) and pass3.test == "permutation"
 
 
 def test_compare_rows_leaves_out_k_above_the_matched_trials() -> None:
@@ -202,7 +234,8 @@ def test_compare_runs_reads_both_runs(store: Store) -> None:
     assert pair.label == "scripted"
     [v] = pair.variants
     assert (v.a_only, v.b_only) == (7, 0)
-    assert v.p_value == pytest.approx(2 / 2**7)
+    # two tasks of eight moved, both down: 2 of the 4 sign assignments are as extreme
+    assert v.metric("pass@1").p_value == 0.5  # type: ignore[union-attr]
     assert [t.task_id for t in v.regressed] == ["t0", "t1"]
     assert [t.task_id for t in v.regressed if t.significant] == ["t0"]
     assert next(t for t in v.tasks if t.task_id == "t1").changed
@@ -235,17 +268,20 @@ def test_compare_runs_refuses_nonsense(store: Store) -> None:
 
 
 def test_compare_command(store: Store, tmp_path: Path) -> None:
-    a = stored_run(store, {"t1": "PPPPPP", "t2": "PPPPPP"}, k=[1, 3])
-    b = stored_run(store, {"t1": "FFFFFF", "t2": "PPPPPP"}, k=[1, 3])
+    down = [f"t{i}" for i in range(1, 7)]
+    a = stored_run(store, {**dict.fromkeys(down, "PPPPPP"), "t7": "PPPPPP"}, k=[1, 3])
+    b = stored_run(store, {**dict.fromkeys(down, "FFFFFF"), "t7": "PPPPPP"}, k=[1, 3])
     out = tmp_path / "out" / "compare.json"
     result = toolproof_ci("compare", a, b, "--store", store.url, "--json", out)
     assert result.returncode == 0, result.stderr
     assert "pass@1" in result.stdout and "significant drop" in result.stdout
-    assert "1 task(s) passed fewer matched trials" in result.stdout and "t1" in result.stdout
+    assert "6 task(s) passed fewer matched trials" in result.stdout and "t1" in result.stdout
     data = json.loads(out.read_text())
     variant = data["pairs"][0]["variants"][0]
-    assert variant["regressed"] == ["t1"]
-    assert variant["trials"] == {"a_only": 6, "b_only": 0, "p_value": 0.03125}
+    assert variant["regressed"] == down
+    assert variant["trials"] == {"a_only": 36, "b_only": 0}
+    pass1 = variant["metrics"][0]
+    assert (pass1["name"], pass1["test"], pass1["p_value"]) == ("pass@1", "permutation", 2 / 64)
 
     missing = invoke("compare", a, "nope", "--store", store.url)
     assert missing.code == 2

@@ -352,11 +352,11 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
                 delta = m.delta if m.delta is not None else 0.0
                 drop = delta < -allowed - TOLERANCE
                 bad = drop and m.significant
-                if m.test == "mcnemar":
-                    test = f"McNemar p = {fmt_p(m.p_value)}"
-                else:
-                    ci = f"{1 - comparison.alpha:.0%} CI [{fmt(m.low, signed=True)}, "
-                    test = ci + f"{fmt(m.high, signed=True)}]"
+                interval = f"[{fmt(m.low, signed=True)}, {fmt(m.high, signed=True)}]"
+                test = (
+                    f"p = {fmt_p(m.p_value)} over {v.task_count} tasks, "
+                    f"{1 - comparison.alpha:.0%} CI {interval}"
+                )
                 detail = f"{m.name} {fmt(m.a)} → {fmt(m.b)} (Δ {fmt(delta, signed=True)}, {test})"
                 if drop and not bad:
                     detail += ": a drop, but not significant"

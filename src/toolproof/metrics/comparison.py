@@ -7,11 +7,12 @@ Trials are matched by (variant, task, trial index), and by model when both runs 
 models. Matched trials met the same seed, so the same simulated user, faults and drift: the
 pairs are as alike as the harness can make them, which is what the paired tests need.
 
-- Pass/fail of matched trials: McNemar's exact test on the discordant pairs (trials that
-  passed in one run only), a two-sided binomial test with p = 1/2.
-- pass@1 and pass^k: a paired bootstrap over tasks of the per-task differences B − A, giving
-  a 95% percentile interval of the difference; a difference is significant when the interval
-  excludes 0.
+- pass@1 and pass^k: the unit is the task (its trials are not independent of each other).
+  For each task, d = B − A of the metric on its matched trials; a difference is significant
+  when a paired sign-flip permutation test over the tasks gives p < alpha; a paired
+  bootstrap over the tasks gives its 1 − alpha interval.
+- Per task, as a view: McNemar's exact test on the task's discordant trials (passed in one
+  run only), a two-sided binomial test with p = 1/2.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import TaskTrials, per_task
-from toolproof.metrics.stats import mcnemar_exact, paired_bootstrap
+from toolproof.metrics.stats import mcnemar_exact, paired_bootstrap, paired_permutation
 from toolproof.metrics.summary import InfraPolicy
 
 ALPHA = 0.05
@@ -115,9 +116,15 @@ class VariantComparison:
     only_b: int
     a_only: int
     b_only: int
-    p_value: float
+    """Matched trials that passed in A only and in B only (counts, no test: trials of one
+    task are not independent, so the tests are over tasks)."""
     metrics: list[MetricDiff]
     tasks: list[TaskDiff]
+
+    @property
+    def task_count(self) -> int:
+        """The matched tasks: the unit of the tests."""
+        return len(self.tasks)
 
     @property
     def regressed(self) -> list[TaskDiff]:
@@ -132,7 +139,7 @@ class VariantComparison:
             "matched_trials": self.matched,
             "unmatched_a": self.only_a,
             "unmatched_b": self.only_b,
-            "trials": {"a_only": self.a_only, "b_only": self.b_only, "p_value": self.p_value},
+            "trials": {"a_only": self.a_only, "b_only": self.b_only},
             "metrics": [m.as_json() for m in self.metrics],
             "tasks": [t.as_json() for t in self.tasks],
             "regressed": [t.task_id for t in self.regressed],
@@ -278,7 +285,6 @@ def _compare_variant(
             pairs[task_id] = kept
     a_only = sum(a and not b for task in pairs.values() for a, b in task)
     b_only = sum(b and not a for task in pairs.values() for a, b in task)
-    p_trials = mcnemar_exact(a_only, b_only)
     tasks = []
     for task_id, kept in pairs.items():
         t_a = sum(not b and a for a, b in kept)
@@ -306,32 +312,12 @@ def _compare_variant(
         b_trials = [TaskTrials(t, tuple(b for _, b in kept)) for t, kept in pairs.items()]
         a1 = [t.c / t.n for t in a_trials]
         b1 = [t.c / t.n for t in b_trials]
-        mean_a, mean_b = sum(a1) / len(a1), sum(b1) / len(b1)
-        _, low, high = paired_bootstrap(
-            a1, b1, confidence=1 - alpha, resamples=resamples, seed=seed
-        )
-        metrics.append(
-            MetricDiff("pass@1", mean_a, mean_b, low, high, p_trials, "mcnemar", p_trials < alpha)
-        )
+        metrics.append(_over_tasks("pass@1", a1, b1, alpha, seed, resamples))
         for k in sorted({k for k in ks if 1 < k <= fewest}):
             name = f"pass^{k}"
             ak = [per_task(t, k)[name] for t in a_trials]
             bk = [per_task(t, k)[name] for t in b_trials]
-            _, low, high = paired_bootstrap(
-                ak, bk, confidence=1 - alpha, resamples=resamples, seed=seed
-            )
-            metrics.append(
-                MetricDiff(
-                    name,
-                    sum(ak) / len(ak),
-                    sum(bk) / len(bk),
-                    low,
-                    high,
-                    None,
-                    "bootstrap",
-                    low > 0 or high < 0,
-                )
-            )
+            metrics.append(_over_tasks(name, ak, bk, alpha, seed, resamples))
     return VariantComparison(
         variant=variant,
         matched=matched,
@@ -339,10 +325,20 @@ def _compare_variant(
         only_b=total_b - matched,
         a_only=a_only,
         b_only=b_only,
-        p_value=p_trials,
         metrics=metrics,
         tasks=tasks,
     )
+
+
+def _over_tasks(
+    name: str, a: list[float], b: list[float], alpha: float, seed: int, resamples: int
+) -> MetricDiff:
+    """A per-task metric in both runs, tested with the task as the unit: the paired
+    permutation test's p decides significance, the paired bootstrap gives the interval."""
+    _, low, high = paired_bootstrap(a, b, confidence=1 - alpha, resamples=resamples, seed=seed)
+    p = paired_permutation(a, b, seed=seed)
+    mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
+    return MetricDiff(name, mean_a, mean_b, low, high, p, "permutation", p < alpha)
 
 
 def pair_models(models_a: Sequence[str], models_b: Sequence[str]) -> list[tuple[str, str]]:

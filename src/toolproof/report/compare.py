@@ -19,7 +19,8 @@ def comparison_tables(comparison: Comparison, limit: int = 30) -> list[Table]:
                 f"{comparison.run_a}, {v.matched} matched trials"
             )
             table = Table(title=escape(title), title_justify="left")
-            for column in ("metric", "A", "B", "B − A", f"{1 - comparison.alpha:.0%} CI", "p"):
+            columns = ("metric", "A", "B", "B − A", f"{1 - comparison.alpha:.0%} CI", "p (tasks)")
+            for column in columns:
                 table.add_column(column, justify="left" if column == "metric" else "right")
             table.add_column("")
             for m in v.metrics:
@@ -33,15 +34,7 @@ def comparison_tables(comparison: Comparison, limit: int = 30) -> list[Table]:
                     fmt_p(m.p_value) if m.p_value is not None else "",
                     flag,
                 )
-            table.add_row(
-                "discordant trials",
-                str(v.a_only),
-                str(v.b_only),
-                "",
-                "",
-                fmt_p(v.p_value),
-                "[red]significant" if v.p_value < comparison.alpha else "",
-            )
+            table.add_row("trials passed in one run only", str(v.a_only), str(v.b_only))
             tables.append(table)
             moved = [t for t in v.tasks if t.passed_a != t.passed_b]
             if moved:

@@ -77,7 +77,7 @@ class GateSpec(Strict):
         ge=0,
         le=1,
         description="Against a baseline run: the largest drop of pass@1 or pass^k allowed "
-        "when the paired test finds it significant (default 0.03 with --baseline).",
+        "when the paired test over tasks finds it significant (default 0.03 with --baseline).",
     )
     max_infra_error_share: float | None = Field(
         None, ge=0, le=1, description="Share of trials that may end as infra errors."
