@@ -293,6 +293,8 @@ def test_markdown_says_what_failed_and_why(store: Store) -> None:
     assert text.startswith("## ❌ toolproof gate failed: mini 1")
     assert "conditions failed:**" in text
     assert "- ❌ **reliability_score ≥ 0.9**: reliability_score = " in text
+    assert "(1 of 4 parts) is below 0.9" in text  # never read as the whole score
+    assert "> ℹ️ Reliability Score built from pass^k alone" in text
     assert "- ❌ **pass@1: no significant drop > 0.03 vs baseline**" in text
     assert "| `reliability_score` |" in text and "| ≥ 0.9 |" in text
     assert "### Regressed tasks against" in text

@@ -212,7 +212,8 @@ def test_fail_under_takes_every_metric_the_gate_takes(runs: dict[str, Any]) -> N
     show = ["show", runs["null"].summary["run_id"], "--store", runs["store"], "--fail-under"]
     low = toolproof(*show, "reliability_score=0.5", cwd=runs["root"])
     assert low.returncode == 1, low.stdout + low.stderr
-    assert "fail-under: reliability_score = 0.0000 is below 0.5" in low.stdout
+    assert "fail-under: reliability_score = 0.0000 (1 of 4 parts) is below 0.5" in low.stdout
+    assert "note: Reliability Score built from pass^k alone" in low.stdout
     cheap = toolproof(*show, "tool_calls_per_trial=0", cwd=runs["root"])
     assert cheap.returncode == 0, cheap.stdout + cheap.stderr
     unmeasured = toolproof(*show, "drift_robustness=0.1", cwd=runs["root"])

@@ -65,3 +65,19 @@ def test_invalid_json_reports_its_line(tmp_path: Path) -> None:
     with pytest.raises(SuiteError) as caught:
         import_results(bad, Store(str(tmp_path / "s.db")))
     assert caught.value.problems[0].line == 3
+
+
+def test_an_import_claims_nothing_it_did_not_measure(tmp_path: Path) -> None:
+    """tau-bench results carry no token counts, latencies or error marks: they are shown as
+    not measured, and no recovery or loop rate is made up from guessing at tool outputs."""
+    store = Store(str(tmp_path / "s.db"))
+    summary = stored_summary(store, import_results(FIXTURE, store)).as_json()
+    metrics = summary["metrics"]
+    for name in ("tokens_input", "tokens_output", "latency_p95_s", "trial_latency_p95_s"):
+        assert metrics[name] is None, name
+    for name in ("recovery_rate", "loop_rate", "corrective_action"):
+        assert metrics[name] is None, name
+    assert summary["tasks"][0]["metrics"]["latency_p95_s"] is None
+    reliability = summary["models"][0]["reliability"]
+    assert reliability["missing"] == ["recovery_rate", "completion_under_load", "drift_robustness"]
+    assert "built from pass^k alone" in reliability["notes"][0]

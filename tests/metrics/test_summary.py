@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from rows import trials
 
 from toolproof.errors import MetricError
 from toolproof.metrics.breakdown import TaskMeta
@@ -208,3 +209,43 @@ def test_one_task_gives_no_interval_rather_than_a_point() -> None:
     both = summarize_run([r for r in ROWS if r["task_id"] != "b"], METAS, [2], "fail")
     low, high = both["ci"]["pass@1"]
     assert low < both["metrics"]["pass@1"] < high
+
+
+# ---------------------------------------------------------------- the score is what it says
+
+
+def test_the_score_takes_pass_hat_k_at_its_own_k_even_when_the_run_did_not_ask_for_it() -> None:
+    rows = trials("a", "", "PPPF") + trials("b", "", "PPPP")
+    summary = summarize_run(rows, [], [1], score={"k": 3})
+    reliability = summary["models"][0]["reliability"]
+    assert "pass^3" not in summary["metrics"]  # not asked for, still computed for the score
+    assert reliability["components"]["pass^k"] == pytest.approx((0.25 + 1.0) / 2)
+    too_few = summarize_run(rows, [], [1], score={"k": 5})["models"][0]["reliability"]
+    assert too_few["components"]["pass^k"] is None
+    assert too_few["reliability_score"] is None
+    assert too_few["notes"] == [
+        "pass^k is missing: pass^5 needs 5 trials of every task; the fewest here is 4"
+    ]
+
+
+def test_a_score_of_one_part_says_so() -> None:
+    reliability = summarize_run(trials("a", "", "PP"), [], [1, 2])["models"][0]["reliability"]
+    assert reliability["reliability_score"] == 1.0
+    assert reliability["missing"] == ["recovery_rate", "completion_under_load", "drift_robustness"]
+    [note] = reliability["notes"]
+    assert note.startswith("built from pass^k alone") and "--profile full" in note
+
+
+def test_a_variant_with_every_trial_left_out_is_not_measured_never_zero() -> None:
+    infra = [
+        {**row, "outcome": "infra_error", "reason": "provider: 503"}
+        for row in trials("a", "drift:v2", "FF") + trials("b", "drift:v2", "FF")
+    ]
+    rows = trials("a", "", "PP") + trials("b", "", "PF") + infra
+    summary = summarize_run(rows, [], [1], infra="exclude")
+    model = summary["models"][0]
+    assert model["variants"]["drift:v2"]["pass@1"] is None
+    assert model["metrics"]["drift_robustness"] is None
+    assert model["reliability"]["components"]["drift_robustness"] is None
+    counted = summarize_run(rows, [], [1], infra="fail")["models"][0]
+    assert counted["metrics"]["drift_robustness"] == 0.0  # as failures, they do count

@@ -30,7 +30,7 @@ from toolproof.errors import SuiteError, UsageError
 from toolproof.metrics.comparison import Comparison
 from toolproof.metrics.summary import RunSummary, model_metrics
 from toolproof.records import RunRecord
-from toolproof.report.format import fmt, fmt_p
+from toolproof.report.format import fmt, fmt_p, score_parts
 from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.spec.source import SUITE_FILE, shown, validation_problems
 from toolproof.spec.yamlload import load_yaml
@@ -271,10 +271,11 @@ def limit_conditions(
         label = entry.model if len(summary.models) > 1 else ""
         metrics = model_metrics(entry)
         skipped_k = set(entry.skipped_k or [])
+        parts = score_parts(entry.reliability)
         for name, floor in spec.floors().items():
-            out.append(_limit(name, floor, ">=", metrics, label, skipped_k, flag))
+            out.append(_limit(name, floor, ">=", metrics, label, skipped_k, flag, parts))
         for name, ceiling in spec.ceilings().items():
-            out.append(_limit(name, ceiling, "<=", metrics, label, skipped_k, flag))
+            out.append(_limit(name, ceiling, "<=", metrics, label, skipped_k, flag, parts))
     return out
 
 
@@ -286,7 +287,10 @@ def _limit(
     model: str,
     skipped_k: set[int],
     flag: str,
+    parts: str = "",
 ) -> Condition:
+    """One floor or ceiling; `parts` says next to a Reliability Score which of its parts
+    were measured."""
     title = f"{name} {'≥' if op == '>=' else '≤'} {limit:g}"
     kind = "min" if op == ">=" else "max"
     if name not in metrics:
@@ -301,12 +305,13 @@ def _limit(
         return Condition(
             title, model, False, f"{name} was not measured in this run", kind, None, limit
         )
+    shown = f"{name} = {fmt(value, 4)}" + (parts if name == "reliability_score" else "")
     if op == ">=":
         ok = value >= limit - TOLERANCE
-        detail = f"{name} = {fmt(value, 4)}" + ("" if ok else f" is below {limit:g}")
+        detail = shown + ("" if ok else f" is below {limit:g}")
     else:
         ok = value <= limit + TOLERANCE
-        detail = f"{name} = {fmt(value, 4)}" + ("" if ok else f" is above {limit:g}")
+        detail = shown + ("" if ok else f" is above {limit:g}")
     return Condition(title, model, ok, detail, kind, value, limit)
 
 

@@ -13,7 +13,7 @@ from toolproof.ci.gate import flag_spec, limit_conditions
 from toolproof.errors import UsageError
 from toolproof.metrics.summary import RunSummary
 from toolproof.report.json import write_json
-from toolproof.report.terminal import summary_tables
+from toolproof.report.terminal import summary_notes, summary_tables
 
 console = Console() if sys.stdout.isatty() else Console(width=160)
 errors = Console(stderr=True, soft_wrap=True)
@@ -32,6 +32,8 @@ def finish(summary: RunSummary, json_path: Path | None, thresholds: list[str] | 
     exit 1 when a threshold does not hold."""
     for table in summary_tables(summary):
         console.print(table)
+    for note in summary_notes(summary):
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     if json_path:
         write_json(summary.as_json(), json_path)
         console.print(f"wrote {json_path}")

@@ -39,9 +39,10 @@ def recovery_pairs(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, Mapping
     return [(row["outcome"], row.get("conditions") or NO_STATS) for row in rows]
 
 
-def mean_rate(rates: Mapping[str, float]) -> float:
-    """A variant's pass@1: the mean of its tasks' pass rates (0 with no task)."""
-    return sum(rates.values()) / len(rates) if rates else 0.0
+def mean_rate(rates: Mapping[str, float]) -> float | None:
+    """A variant's pass@1: the mean of its tasks' pass rates; None with no task (every trial
+    an infra error left out): not measured, never 0."""
+    return sum(rates.values()) / len(rates) if rates else None
 
 
 def drift_keys(rates: TaskRates) -> dict[str, str]:
@@ -84,7 +85,9 @@ def conditions_summary(
     drift, levels = drift_keys(rates), load_keys(rates)
     out: dict[str, Any] = {"recovery": recovery_rates(merge_counts(counts.values()))}
     if drift:
-        variants = {name: pass_rates[key] for name, key in drift.items()}
+        variants = {
+            name: rate for name, key in drift.items() if (rate := pass_rates[key]) is not None
+        }
         out["drift"] = drift_robustness(pass_rates.get(""), variants)
     if levels:
         load = completion_under_load({lv: pass_rates[k] for lv, k in levels.items()}, max(levels))

@@ -21,10 +21,24 @@ def percentile(values: Sequence[float], p: float) -> float | None:
     return ordered[rank - 1]
 
 
-def economics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
-    """cost_usd, cost_per_pass_usd, tokens, model-call and trial latency, calls and turns."""
+UNMEASURED_WHEN_IMPORTED = (
+    "tokens_input",
+    "tokens_output",
+    "latency_p50_s",
+    "latency_p95_s",
+    "trial_latency_p50_s",
+    "trial_latency_p95_s",
+)
+"""What another harness's results do not tell: shown as not measured, never as 0."""
+
+
+def economics(rows: Sequence[Mapping[str, Any]], imported: bool = False) -> dict[str, float | None]:
+    """cost_usd, cost_per_pass_usd, tokens, model-call and trial latency, calls and turns;
+    for `imported` results, tokens and latencies are None (not measured)."""
     if not rows:
         return {}
+    if imported:
+        return economics(rows) | dict.fromkeys(UNMEASURED_WHEN_IMPORTED)
     costs = [row.get("cost_usd") for row in rows]
     cost = None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
     passed = sum(row["outcome"] == "passed" for row in rows)

@@ -51,19 +51,21 @@ def drift_robustness(
     }
 
 
-def completion_under_load(levels: Mapping[int, float], peak: int) -> dict[str, Any]:
+def completion_under_load(levels: Mapping[int, float | None], peak: int) -> dict[str, Any]:
     """pass@1 at the peak load level (`completion_under_load`) and its ratio to the pass@1 at
     the baseline level: level 1, or the lowest level present (`ratio_to_baseline`, None when
-    the baseline rate is 0). A peak with no measured level is an error.
+    the baseline rate is 0). A peak that was not run is an error; a level whose trials were
+    all left out (infra errors, `--infra-errors exclude`) has no rate (None), never 0.
 
     Returns {"completion_under_load", "ratio_to_baseline", "peak", "baseline",
     "baseline_pass_rate", "levels": {level: pass_rate}}.
     """
-    rates = {level: _rate(f"pass rate at load {level}", r) for level, r in levels.items()}
+    rates = {
+        level: None if r is None else _rate(f"pass rate at load {level}", r)
+        for level, r in levels.items()
+    }
     if peak not in rates:
-        raise MetricError(
-            f"no pass rate at the peak load level {peak}; measured levels: {sorted(rates)}"
-        )
+        raise MetricError(f"no pass rate at the peak load level {peak}; levels: {sorted(rates)}")
     baseline = 1 if 1 in rates else min(rates)
     return {
         "completion_under_load": rates[peak],

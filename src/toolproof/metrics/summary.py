@@ -134,6 +134,7 @@ def run_summary(
         labels={"": run.agent},
         partial=not run.finished,
         score=config.score or None,
+        imported=bool(config.imported),
     )
     head: dict[str, Any] = {
         "run_id": run.id,
@@ -173,18 +174,20 @@ def summarize_run(
     labels: Mapping[str, str] | None = None,
     partial: bool = False,
     score: Mapping[str, Any] | None = None,
+    imported: bool = False,
 ) -> dict[str, Any]:
     """The summary printed, written as JSON and gated on: overall counts and one entry per
     model under `models`; with a single model its entry's fields are also at the top level.
 
     `partial` (a run stopped early) drops the k values some task has too few trials for,
-    listing them under `skipped_k`, instead of failing.
+    listing them under `skipped_k`, instead of failing. `imported` (another harness's
+    results) leaves tokens, latencies and recovery unmeasured.
     """
     counts = Counter(row["outcome"] for row in rows)
     by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
         by_model[row.get("model", "")].append(row)
-    how = Summarizing(list(ks), infra, seed, partial, score)
+    how = Summarizing(list(ks), infra, seed, partial, score, imported)
     models = [
         {"model": (labels or {}).get(model, model), **summarize_model(group, metas, how)}
         for model, group in by_model.items()
@@ -221,6 +224,8 @@ class Summarizing:
     seed: int
     partial: bool
     score: Mapping[str, Any] | None
+    imported: bool = False
+    """Results of another harness: no tokens, latencies or error marks were measured."""
 
 
 def summarize_model(
@@ -241,25 +246,25 @@ def summarize_model(
     out["variants"] = {
         key: _variant(group, mean_rate(rates[key]), infra) for key, group in by_variant.items()
     }
-    counts = task_recovery_counts(rows)
+    # an import's transcripts carry no reliable error marks: recovery is not measured
+    counts = {} if how.imported else task_recovery_counts(rows)
     conditions = conditions_summary(counts, rates, metas)
     out["conditions"] = conditions
     config = dict(how.score or {})
     k = config.get("k") or max(ks)
+    pass_k, why_not = _score_pass_k(by_variant.get(""), k, infra)
     components = {
-        "pass^k": out["metrics"].get(f"pass^{k}") if primary == "" else None,
+        "pass^k": None if pass_k is None else mean_rate(pass_k),
         "recovery_rate": conditions["recovery"]["recovery_rate"],
         "completion_under_load": conditions.get("load", {}).get("completion_under_load"),
         "drift_robustness": conditions.get("drift", {}).get("drift_robustness"),
     }
     weights = config.get("weights") or DEFAULT_WEIGHTS
     out["reliability"] = {"k": k, **reliability_score(components, weights)}
+    out["reliability"]["notes"] = score_notes(out["reliability"], why_not)
     measured = out["reliability"]["weights_used"]
-    pass_k = {}
-    if components["pass^k"] is not None:
-        pass_k = {task["id"]: task["metrics"][f"pass^{k}"] for task in out["tasks"]}
     intervals = condition_intervals(
-        counts, rates, conditions, pass_k, {name: weights[name] for name in measured}, seed
+        counts, rates, conditions, pass_k or {}, {name: weights[name] for name in measured}, seed
     )
     _attach(conditions, out["reliability"], intervals)
     recovery = conditions["recovery"]
@@ -282,6 +287,38 @@ def summarize_model(
         }
     )
     return out
+
+
+def _score_pass_k(
+    clean: Sequence[Mapping[str, Any]] | None, k: int, infra: InfraPolicy
+) -> tuple[dict[str, float] | None, str]:
+    """The score's pass^k per task, on the clean trials, at the score's k whether or not the
+    run asked for that k; or None and why not (no clean trials, too few trials)."""
+    if not clean:
+        return None, "pass^k is taken on clean trials, and the run has none"
+    tasks, _ = task_trials(clean, infra)
+    fewest = min((t.n for t in tasks), default=0)
+    if fewest < k:
+        return None, f"pass^{k} needs {k} trials of every task; the fewest here is {fewest}"
+    return {t.task_id: per_task(t, k)[f"pass^{k}"] for t in tasks}, ""
+
+
+def score_notes(reliability: Mapping[str, Any], why_not: str = "") -> list[str]:
+    """What a reader of the score must know: what it was not built from, and why."""
+    notes = []
+    missing = reliability["missing"]
+    if why_not and "pass^k" in missing:
+        notes.append(f"pass^k is missing: {why_not}")
+    measured = list(reliability["weights_used"])
+    if reliability["reliability_score"] is not None and missing:
+        if len(measured) == 1:
+            notes.append(
+                f"built from {measured[0]} alone ({', '.join(missing)} not measured): "
+                "run with --profile full for the whole score"
+            )
+        else:
+            notes.append(f"not measured, weights renormalised over the rest: {', '.join(missing)}")
+    return notes
 
 
 DEFAULT_WEIGHTS = {
@@ -311,7 +348,9 @@ def _task_rates(rows: Sequence[Mapping[str, Any]], infra: InfraPolicy) -> dict[s
     return {t.task_id: t.c / t.n for t in tasks if t.n}
 
 
-def _variant(rows: Sequence[Mapping[str, Any]], rate: float, infra: InfraPolicy) -> dict[str, Any]:
+def _variant(
+    rows: Sequence[Mapping[str, Any]], rate: float | None, infra: InfraPolicy
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "counts": _counts(Counter(row["outcome"] for row in rows), len(rows)),
         "pass@1": rate,
@@ -351,7 +390,7 @@ def summarize_group(
         for k in ks:
             row.update(per_task(task, k))
         per[task.task_id] = row
-    out["metrics"] = {**(summarize(tasks, ks) if tasks else {}), **economics(rows)}
+    out["metrics"] = {**(summarize(tasks, ks) if tasks else {}), **economics(rows, how.imported)}
     names = ["pass@1", *(f"pass^{k}" for k in ks)]
     table = [[per[t.task_id][name] for name in names] for t in tasks]
     # An interval over tasks needs two tasks at least: over one it would be a point, and
@@ -371,7 +410,7 @@ def summarize_group(
             "trials": task.n,
             "passed": task.c,
             "infra_error": per_counts[task.task_id]["infra_error"],
-            "metrics": {**per[task.task_id], **economics(grouped[task.task_id])},
+            "metrics": {**per[task.task_id], **economics(grouped[task.task_id], how.imported)},
             "failures": sorted(
                 {
                     t["reason"]

@@ -15,7 +15,7 @@ from toolproof import __version__
 from toolproof.ci.gate import Condition, GateResult
 from toolproof.metrics.comparison import PairComparison
 from toolproof.metrics.summary import RunSummary, model_metrics
-from toolproof.report.format import fmt, fmt_p
+from toolproof.report.format import fmt, fmt_p, score_parts
 from toolproof.report.json import write_text
 
 CONDITION_METRICS = (
@@ -139,6 +139,8 @@ def _metrics(result: GateResult) -> list[str]:
             shown = fmt(metrics[name], 4)
             if interval := entry.ci.get(name):
                 shown += f" [{interval[0]:.4f}, {interval[1]:.4f}]"
+            if name == "reliability_score":
+                shown += score_parts(entry.reliability)
             row = [f"`{name}`", shown, limits.get(name, "")]
             if pair is not None:
                 base = _baseline_value(pair, name)
@@ -151,6 +153,9 @@ def _metrics(result: GateResult) -> list[str]:
             header += ["baseline", "Δ"]
         out += _table(header, rows)
         out.append("")
+        out += [f"> ℹ️ Reliability Score {cell(note, 300)}" for note in entry.reliability["notes"]]
+        if entry.reliability["notes"]:
+            out.append("")
     return out
 
 

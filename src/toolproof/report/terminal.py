@@ -17,6 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from toolproof.metrics.summary import ModelSummary, RunSummary
+from toolproof.report.format import score_parts
 from toolproof.results import TrialResult
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def summary_tables(summary: RunSummary) -> list[Table]:
             _fmt(m.get("pass@1")),
             _fmt(m.get(f"pass^{k}")),
             _fmt(m.get(f"reliability_tax@{k}")),
-            _fmt(m.get("reliability_score")),
+            _fmt(m.get("reliability_score")) + score_parts(entry.reliability),
             _usd(m.get("cost_usd")),
             _usd(m.get("cost_per_pass_usd")) if m.get("cost_usd") is not None else "–",
             f"{int(m.get('tokens_input') or 0)}/{int(m.get('tokens_output') or 0)}",
@@ -140,6 +141,16 @@ def summary_tables(summary: RunSummary) -> list[Table]:
     if len(summary.models) > 1:
         return [models, *conditions, _tasks_by_model(summary.models, k)]
     return [models, *conditions, *_detail(summary.models[0], k)]
+
+
+def summary_notes(summary: RunSummary) -> list[str]:
+    """What a reader of the numbers must know, a line each (the score's missing parts)."""
+    several = len(summary.models) > 1
+    return [
+        f"{entry.model + ': ' if several else ''}Reliability Score {note}"
+        for entry in summary.models
+        for note in entry.reliability.get("notes") or []
+    ]
 
 
 def _conditions(entry: ModelSummary) -> list[Table]:

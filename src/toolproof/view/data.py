@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from toolproof.errors import ToolproofError, UsageError
 from toolproof.metrics.passk import pass_hat_k
+from toolproof.report.format import score_parts
 from toolproof.report.html import render_report
 from toolproof.store.journal import Store
 from toolproof.store.queries import list_runs, stored_summary
@@ -273,6 +274,7 @@ def _headline(model: Mapping[str, Any], k: int | None) -> dict[str, Any]:
         "pass@1": metrics.get("pass@1"),
         "pass^k": metrics.get(f"pass^{k}") if k else None,
         "reliability_score": (model.get("reliability") or {}).get("reliability_score"),
+        "score_parts": score_parts(model.get("reliability")).strip(),
     }
 
 

@@ -62,7 +62,8 @@ def _run_row(run: Mapping[str, Any]) -> str:
     k = f' <span class="muted">k={run["k"]}</span>' if run["k"] else ""
     models = [
         f"<td>{escape(e['model'])}</td><td>{_number(e['pass@1'])}</td>"
-        f"<td>{_number(e['pass^k'])}{k}</td><td>{_number(e['reliability_score'])}</td>"
+        f"<td>{_number(e['pass^k'])}{k}</td><td>{_number(e['reliability_score'])}"
+        f" <span class='muted'>{escape(e['score_parts'])}</span></td>"
         for e in run["entries"]
     ]
     if not models:

@@ -229,7 +229,9 @@
     names.forEach(function (name) { headers.push(h('th', { text: COMPONENT_NAMES[name] })); });
     var rows = scored.map(function (e) {
       var rel = e.reliability;
-      var tr = h('tr', null, modelCell(e), h('td', { class: 'score' }, h('b', { text: f3(rel.reliability_score) }), ciLine((rel.ci || {}).reliability_score)));
+      var parts = 4 - (rel.missing || []).length;
+      var tr = h('tr', null, modelCell(e), h('td', { class: 'score' }, h('b', { text: f3(rel.reliability_score) }), ciLine((rel.ci || {}).reliability_score),
+        parts < 4 && num(rel.reliability_score) ? h('div', { class: 'small muted', text: parts + ' of 4 parts measured' }) : null));
       names.forEach(function (name) {
         var value = rel.components[name];
         var measured = num(value);
@@ -245,6 +247,11 @@
     root.append(card(null,
       note('A weighted mean of the production-condition metrics that were measured: pass^' + k + ' on clean trials, recovery from failed tool calls, completion under the peak load, and pass rate under schema drift. A part that was not measured is left out — never counted as 0 or 1 — and the weights of the others are renormalised to sum to 1 (the "→" weight). Run with --profile full to measure every part.'),
       rawTable(headers, rows)));
+    scored.forEach(function (e) {
+      (e.reliability.notes || []).forEach(function (text) {
+        root.append(note((scored.length > 1 ? e.label + ': ' : '') + 'Reliability Score ' + text));
+      });
+    });
     var cb = chartBox();
     cb.box.style.height = Math.max(160, 70 + 34 * scored.length) + 'px';
     root.append(card('What each part contributes (weight used × value)', cb.box));
