@@ -1,12 +1,14 @@
-"""What a message means for the dialogue: a request for confirmation, a yes, a question.
+"""What a message means for the dialogue: a request for confirmation, a yes, a question, and
+whether it states a fact.
 
-Scripted users, the oracle agent and the confirmation policy check all read messages with
+Scripted users, the oracle agent, the graders and the suite checks all read messages with
 these same patterns, so a suite that passes `validate` is judged the way it was proved.
 """
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 _CONFIRM_WORDS = re.compile(
     r"\b(confirm|proceed|go ahead|shall i|should i|do you want me to|would you like me to|"
@@ -38,12 +40,57 @@ def is_affirmative(text: str) -> bool:
     return bool(_YES.search(text)) and not _HEDGE.search(text)
 
 
-def normalize(text: str) -> str:
-    """Lower case, no thousands separators, single spaces: how facts are looked for."""
-    text = re.sub(r"(?<=\d),(?=\d{3})", "", text.lower())
-    return re.sub(r"\s+", " ", text).strip()
+# A date (2026-11-11, also inside 2026-11-11T10:00:00Z), a time of day (9:05, 14:30:00), a
+# number (30, 30.5, 1,200.00), or a word (letters, digits and underscores: W10234, FedEx).
+_TOKEN = re.compile(
+    r"(?<!\w)(?P<date>\d{4}-\d{2}-\d{2})(?=T\d|(?![\w-]))"
+    r"|(?:(?<=\d)T|(?<![\w:.]))(?P<time>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)"
+    r"(?:Z|[+-]\d{2}:\d{2})?(?!\w|:\d)"
+    r"|(?<![\w.,])(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\w|[.,]\d)"
+    r"|(?P<word>\w+)"
+)
+
+
+def tokens(text: str) -> list[str]:
+    """The text as facts are matched in it: words in lower case, numbers by value (`1,200.00`
+    and `1200` are the same token, `30` and `30.5` are not; digits with a leading zero stay
+    as they are), dates and times of day whole; punctuation and spacing dropped."""
+    out = []
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup
+        value = match.group(kind or "word")
+        if kind == "time":
+            hours, minutes, *rest = value.split(":")
+            seconds = f":{rest[0]}" if rest and float(rest[0]) else ""
+            out.append(f"{int(hours):02d}:{minutes}{seconds}")
+        elif kind == "date":
+            out.append(value)
+        elif kind == "number" or value.isdigit():
+            out.append(_number(value.replace(",", "")))
+        else:
+            out.append(value.lower())
+    return out
+
+
+def _number(digits: str) -> str:
+    if len(digits) > 1 and digits[0] == "0" and digits[1] != ".":
+        return digits  # an identifier (a card's last four, "0193"), not a quantity
+    return format(Decimal(digits).normalize(), "f")
+
+
+def contains(haystack: list[str], needle: list[str]) -> bool:
+    """The tokens of `needle` appear in `haystack` together and in order."""
+    if not needle:
+        return False
+    width = len(needle)
+    first = needle[0]
+    return any(
+        haystack[i] == first and haystack[i : i + width] == needle
+        for i in range(len(haystack) - width + 1)
+    )
 
 
 def mentions(text: str, fact: str) -> bool:
-    """The fact appears in the text, ignoring case, spacing and thousands separators."""
-    return normalize(fact) in normalize(text)
+    """The fact is in the text as whole tokens: case, spacing, punctuation and thousands
+    separators ignored, numbers compared as numbers ("30" is not in "130" or "30.5")."""
+    return contains(tokens(text), tokens(fact))

@@ -342,7 +342,7 @@ def test_a_recovered_5xx_and_an_unreachable_agent(mini_dir: Path, tmp_path: Path
     answers = iter([(503, {"error": "busy"}), (200, {"reply": "Order B has shipped."})])
     with agent_server(lambda _: next(answers)) as (url, _):
         [result] = run(mini_dir, url, "status", tmp_path)
-    assert result.outcome == "failed" and result.reason.startswith("calls:")  # no get_order
+    assert result.outcome == "failed" and result.reason.startswith("reads:")  # no get_order
     with agent_server(lambda _: (200, {})) as (gone, _):
         pass
     suite = load_suite(mini_dir)

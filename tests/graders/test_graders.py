@@ -22,8 +22,8 @@ def say(role: str, text: str) -> MessageEvent:
     return MessageEvent(t=0, role=role, content=text)  # type: ignore[arg-type]
 
 
-def call(name: str, error: bool = False, **args: Any) -> ToolCallEvent:
-    return ToolCallEvent(t=0, call_id="c", name=name, arguments=args, is_error=error)
+def call(name: str, error: bool = False, result: Any = None, **args: Any) -> ToolCallEvent:
+    return ToolCallEvent(t=0, call_id="c", name=name, arguments=args, result=result, is_error=error)
 
 
 def evidence(t: Transcript, world: World | None = None, expected: str | None = None) -> Evidence:
@@ -103,7 +103,11 @@ def test_forbidden_calls_count_even_when_the_call_failed() -> None:
 
 
 def test_must_say_ignores_case_spacing_and_thousands_separators() -> None:
-    t = transcript(say("user", "how much?"), say("assistant", "The refund is $1,054.04,  SHIPPED"))
+    t = transcript(
+        say("user", "how much?"),
+        call("get_payment", result={"amount": 1054.04, "status": "shipped"}),
+        say("assistant", "The refund is $1,054.04,  SHIPPED"),
+    )
     result = verdicts({"must_say": ["$1054.04", ["delivered", "shipped"], "tracking"]}, evidence(t))
     assert result["must_say"] == (False, "not said: 'tracking'")
 
@@ -158,7 +162,7 @@ def test_confirm_before_write_needs_a_question_and_a_yes_before_each_write() -> 
 def test_every_expectation_group_gives_one_verdict_and_rules_add_theirs() -> None:
     t = transcript(say("assistant", "done"))
     result = verdicts(
-        {"must_say": ["done"], "forbidden_calls": [{"tool": "x"}]},
+        {"must_say": [{"fact": "done", "source": "none"}], "forbidden_calls": [{"tool": "x"}]},
         evidence(t),
         ["confirm_before_write"],
     )

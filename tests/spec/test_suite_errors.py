@@ -378,6 +378,71 @@ def test_unknown_tool_in_forbidden_calls_is_located(here: Path) -> None:
     assert "unknown tool 'delete_order' in forbidden_calls" in problem.message
 
 
+# ---------------------------------------------------------------- facts and their sources
+
+
+def test_a_fact_the_user_states_is_a_located_problem(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "      must_say: [shipped]\n",
+        '      must_say:\n        - shipped\n        - "order b"\n',
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, '"order b"'))
+    assert problem.message.startswith(
+        "task 'status': must_say 'order b' is in the user's own words, so an agent that "
+        "repeats the user says it"
+    )
+
+
+def test_a_fact_in_a_reply_of_the_user_counts_as_the_users_words(here: Path) -> None:
+    text = edit(SOUND, 'must_say: ["cancelled"]', 'must_say: ["cancelled", [gone, ahead]]')
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "[gone, ahead]"))
+    assert "must_say 'ahead' is in the user's own words" in problem.message
+
+
+def test_a_fact_marked_as_the_users_words_loads_and_must_be_them(here: Path) -> None:
+    marked = edit(
+        SOUND, "must_say: [shipped]", "must_say: [shipped, {fact: order B, source: user}]"
+    )
+    assert load_suite(make_suite(here, {"suite.yaml": marked})).task("status")
+    wrong = edit(SOUND, "must_say: [shipped]", "must_say: [{fact: shipped, source: user}]")
+    problem = only_problem(make_suite(here, {"suite.yaml": wrong}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(wrong, "source: user"))
+    assert "is marked source: user, but the user never says it" in problem.message
+
+
+def test_a_fact_without_letters_or_digits_is_located(here: Path) -> None:
+    text = edit(SOUND, "must_say: [shipped]", 'must_say: [shipped, {fact: x, found_as: ["$"]}]')
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "found_as"))
+    assert "must_say '$' has no letters or digits to look for" in problem.message
+
+
+def test_found_as_on_a_fact_that_needs_no_source_is_located(here: Path) -> None:
+    text = edit(
+        SOUND, "must_say: [shipped]", "must_say: [{fact: shipped, source: none, found_as: [S]}]"
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "found_as"))
+    assert "found_as is for facts a tool result shows" in problem.message
+
+
+def test_decisive_reads_name_known_tools_and_arguments(here: Path) -> None:
+    text = edit(
+        SOUND,
+        "      must_say: [shipped]\n",
+        "      must_say: [shipped]\n      reads:\n        - {tool: get_ordr}\n"
+        "        - {tool: get_order, args: {id: B}}\n",
+    )
+    problems = problems_of(make_suite(here, {"suite.yaml": text}))
+    assert [(p.line, p.message) for p in problems] == [
+        (line_with(text, "get_ordr"), "unknown tool 'get_ordr' in reads"),
+        (line_with(text, "{id: B}"), "get_order has no argument 'id'"),
+    ]
+
+
 def test_invalid_parameters_schema_override_is_located(here: Path) -> None:
     text = edit(
         SOUND,
@@ -704,7 +769,14 @@ def test_suite_field_problem_does_not_hide_task_problems(here: Path) -> None:
 
 # ---------------------------------------------------------------- the command line
 
+USER_FACT = edit(SOUND, "must_say: [shipped]", 'must_say: [shipped, "order B"]')
+
 CLI_CASES: dict[str, tuple[Mapping[str, str | None], str]] = {
+    "fact-in-the-users-words": (
+        {"suite.yaml": USER_FACT},
+        f"suite.yaml:{line_with(USER_FACT, '[shipped, ')}: task 'status': must_say 'order B' is "
+        "in the user's own words",
+    ),
     "unknown-tool-in-gold-action": (
         {"suite.yaml": edit(SOUND, "{tool: cancel_order,", "{tool: cancel_ordr,")},
         "suite.yaml:21: unknown tool 'cancel_ordr' in actions",
@@ -789,5 +861,6 @@ def test_each_problem_is_one_line_in_a_narrow_terminal(tmp_path: Path) -> None:
     assert summary == "1 problem(s)"
     assert problems == [
         "suite.yaml:25: task 'status' has no expectations; a task that cannot fail proves "
-        "nothing (give actions, state, calls, forbidden_calls, must_say or must_not_say)"
+        "nothing (give actions, state, calls, reads, forbidden_calls, must_say or "
+        "must_not_say)"
     ]

@@ -1,9 +1,14 @@
-"""Baseline agents that prove a suite sound: the oracle must pass, the null agent must fail."""
+"""Baseline agents that prove a suite sound: the oracle must pass every task, and every
+adversarial baseline (`ADVERSARIES`), each a way to look right without doing the work, must
+fail every task."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import calendar
+import random
+import re
+from typing import Any, ClassVar
 
 from toolproof.agents.base import Agent, TrialContext
 from toolproof.conversation import is_affirmative
@@ -15,11 +20,20 @@ from toolproof.tools.base import ToolResult
 NULL_REPLY = "I'm sorry, I can't help with that."
 
 
-class NullAgent(Agent):
-    """Calls nothing and says nothing useful. Every task must fail it."""
+class Adversary(Agent):
+    """A baseline that looks right without doing the work: every task must fail it."""
+
+    does: ClassVar[str]
+    """What it does, to finish "cannot tell a good agent from one that ..."."""
 
     def __init__(self, context: TrialContext) -> None:
         self.context = context
+
+
+class NullAgent(Adversary):
+    """Calls nothing and says nothing useful. Every task must fail it."""
+
+    does = "does nothing"
 
     async def reply(self, message: str, tools: Gateway) -> str:
         return NULL_REPLY
@@ -53,7 +67,7 @@ class OracleAgent(Agent):
             self.pending.pop(0)
             await self.perform(action.tool, dict(action.args), tools)
         self.done = True
-        facts = [f[0] if isinstance(f, list) else f for f in self.context.task.spec.expect.must_say]
+        facts = [f.options[0] for f in self.context.task.spec.expect.facts()]
         return " ".join(["Done.", *facts]).strip()
 
     async def perform(self, tool: str, args: dict[str, Any], tools: Gateway) -> ToolResult:
@@ -71,17 +85,30 @@ class RetryingOracle(OracleAgent):
 
     attempts = 8
 
-    async def call(self, tool: str, args: dict[str, Any], tools: Gateway) -> ToolResult:
+    async def call(
+        self, tool: str, args: dict[str, Any], tools: Gateway, page: int | None = None
+    ) -> ToolResult:
         """One call of a suite tool through the agent-facing (possibly drifted) API."""
         try:
             name, arguments = tools.present(tool, args)
         except DriftError as exc:
             raise AgentFailure("drift_unexpressible", str(exc)) from None
+        if page is not None:
+            arguments["page"] = page
         return await tools.call(name, arguments)
 
     async def perform(self, tool: str, args: dict[str, Any], tools: Gateway) -> ToolResult:
+        """The call until it succeeds, then every later page of a paginated answer."""
+        result = await self.attempt(tool, args, tools)
+        while not result.is_error and (page := _next_page(result.content)) is not None:
+            result = await self.attempt(tool, args, tools, page)
+        return result
+
+    async def attempt(
+        self, tool: str, args: dict[str, Any], tools: Gateway, page: int | None = None
+    ) -> ToolResult:
         refresh = self.context.suite.file.faults.refresh_tool
-        result = await self.call(tool, args, tools)
+        result = await self.call(tool, args, tools, page)
         for attempt in range(1, self.attempts):
             if not result.is_error:
                 break
@@ -92,8 +119,19 @@ class RetryingOracle(OracleAgent):
                 await asyncio.sleep(wait * tools.time_scale)
             else:
                 await asyncio.sleep(min(2.0, 0.1 * 2**attempt) * tools.time_scale)
-            result = await self.call(tool, args, tools)
+            result = await self.call(tool, args, tools, page)
         return result
+
+
+def _next_page(content: Any) -> int | None:
+    """The page to ask for next when an answer came back cut into pages."""
+    note = content.get("pagination") if isinstance(content, dict) else None
+    if not isinstance(note, dict):
+        return None
+    page, pages = note.get("page"), note.get("pages")
+    if isinstance(page, int) and isinstance(pages, int) and page < pages:
+        return page + 1
+    return None
 
 
 def _retry_after(content: Any) -> float:
@@ -101,3 +139,174 @@ def _retry_after(content: Any) -> float:
     if isinstance(error, dict) and isinstance(error.get("retry_after_s"), int | float):
         return float(error["retry_after_s"])
     return 1.0
+
+
+# ---------------------------------------------------------------- adversarial baselines
+#
+# Each looks right without doing the work. A task one of them passes cannot tell a good
+# agent from that one, so `toolproof validate` calls it unsound.
+
+
+class RecitingAgent(Adversary):
+    """Calls no tool and states every fact the task expects, in every form it allows: an
+    agent that knows the answers without looking anything up."""
+
+    does = "states every expected fact without calling a tool"
+
+    async def reply(self, message: str, tools: Gateway) -> str:
+        facts = self.context.task.spec.expect.facts()
+        return " ".join(["Here is what you need to know:", *(o for f in facts for o in f.options)])
+
+
+class EchoAgent(Adversary):
+    """Calls no tool and says back whatever the user said."""
+
+    does = "repeats the user's words"
+
+    async def reply(self, message: str, tools: Gateway) -> str:
+        return message
+
+
+class WordSaladAgent(Adversary):
+    """Calls no tool and answers with every word it was shown (the policy, the tools'
+    descriptions and parameters with their allowed values, the user's message), shuffled."""
+
+    does = "answers with a shuffle of every word it was shown"
+
+    def __init__(self, context: TrialContext) -> None:
+        super().__init__(context)
+        self.rng = random.Random(f"word-salad:{context.seed}")
+
+    async def reply(self, message: str, tools: Gateway) -> str:
+        shown = [self.context.suite.policy, message]
+        for schema in tools.schemas:
+            shown += [schema.name, schema.description, *_schema_words(schema.parameters)]
+        words = sorted({w for text in shown for w in re.findall(r"[\w$%.,:/@+-]+", text)})
+        self.rng.shuffle(words)
+        return " ".join(words)
+
+
+def _schema_words(schema: Any) -> list[str]:
+    """Every description, name and allowed value in a JSON Schema."""
+    if isinstance(schema, dict):
+        return [w for key, value in schema.items() for w in [str(key), *_schema_words(value)]]
+    if isinstance(schema, list):
+        return [w for item in schema for w in _schema_words(item)]
+    return [str(schema)]
+
+
+STATUS_WORDS = (
+    "yes no done ok confirmed approved declined denied refused failed completed pending "
+    "processing open closed active inactive on hold scheduled rescheduled planned booked "
+    "assigned unassigned dispatched picked packed shipped in transit out for delivery "
+    "delivered late on time delayed cancelled canceled refunded partially refunded returned "
+    "exchanged replaced paid unpaid overdue adjusted credited charged created updated "
+    "merged deleted kept unchanged available unavailable in stock out of stock not found "
+    "valid invalid expired eligible not eligible allowed not allowed"
+)
+
+
+def _every_time() -> str:
+    return " ".join(f"{h:02d}:{m:02d}" for h in range(24) for m in range(60))
+
+
+def _every_date(year: int = 2026) -> str:
+    days = [
+        (month, day)
+        for month in range(1, 13)
+        for day in range(1, calendar.monthrange(year, month)[1] + 1)
+    ]
+    iso = " ".join(f"{year}-{m:02d}-{d:02d}" for m, d in days)
+    spoken = " ".join(f"{calendar.month_name[m]} {d}" for m, d in days)
+    return f"{iso} {spoken}"
+
+
+FIXED_REPLY = f"{STATUS_WORDS}. {_every_time()}. {_every_date()}."
+
+
+class FixedReplyAgent(Adversary):
+    """Calls no tool and sends one reply that covers the usual answers: common status words,
+    every time of day (HH:MM), every date of 2026, and the user's own words."""
+
+    does = "sends one fixed reply of status words, every time and date, and the user's words"
+
+    async def reply(self, message: str, tools: Gateway) -> str:
+        return f"{FIXED_REPLY} You said: {message}"
+
+
+class ReadAllAgent(Adversary):
+    """Calls every read tool once, with the arguments a lazy agent would guess (ids it can
+    see in the user's words, else the examples in the tools' descriptions, else
+    placeholders of the right type), and stops without an answer."""
+
+    does = "calls every read tool once and stops"
+    REPLY = "I have looked into this for you."
+
+    def __init__(self, context: TrialContext) -> None:
+        super().__init__(context)
+        self.called = False
+
+    async def reply(self, message: str, tools: Gateway) -> str:
+        if not self.called:
+            self.called = True
+            for schema in tools.schemas:
+                if not tools.is_write(schema.name):
+                    await tools.call(schema.name, guess_arguments(schema.parameters, message))
+        return self.REPLY
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_PHONE = re.compile(r"\+?\(?\d[\d ().-]{6,}\d")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+_EXAMPLE = re.compile(r"(?:e\.g\.|like|such as)\s*\(?[\"'“]([^\"'”]+)[\"'”]")
+
+
+def guess_arguments(parameters: dict[str, Any], said: str) -> dict[str, Any]:
+    """A lazy agent's arguments for a tool: its required parameters only, each filled from
+    the user's words where something fits, else from the description's example."""
+    properties = parameters.get("properties", {})
+    return {
+        name: _guess(name, properties.get(name, {}), said)
+        for name in parameters.get("required", [])
+    }
+
+
+def _guess(name: str, schema: dict[str, Any], said: str) -> Any:
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        numbers = [float(n) for n in _NUMBER.findall(said)] or [1.0]
+        return int(numbers[0]) if kind == "integer" else numbers[0]
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [_guess(name, schema.get("items", {}), said)]
+    if kind == "object":
+        return {}
+    hint = f"{name} {schema.get('description', '')}".lower()
+    if "email" in hint or "e-mail" in hint:
+        found = _EMAIL.findall(said)
+        return found[0] if found else "customer@example.com"
+    if "phone" in hint:
+        found = _PHONE.findall(said)
+        return found[0].strip() if found else "555-0100"
+    example = _EXAMPLE.search(str(schema.get("description", "")))
+    words = [w.strip(".,;:!?()'\"") for w in said.split()]
+    if example:
+        shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(example.group(1))))
+        fitting = [w for w in words if shape.fullmatch(w)]
+        return fitting[0] if fitting else example.group(1)
+    ids = [w for w in words if re.search(r"\d", w) and re.search(r"[A-Za-z]", w)]
+    return ids[0] if ids else (words[0] if words else "example")
+
+
+ADVERSARIES: dict[str, type[Adversary]] = {
+    "null": NullAgent,
+    "recite-facts": RecitingAgent,
+    "echo-user": EchoAgent,
+    "word-salad": WordSaladAgent,
+    "read-all": ReadAllAgent,
+    "fixed-reply": FixedReplyAgent,
+}
+"""The baselines every task must fail, by the name `--agent` and `validate` give them."""

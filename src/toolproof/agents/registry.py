@@ -1,4 +1,5 @@
-"""Agents by name, as the command line gives them: oracle, null, scripted:FILE, or models."""
+"""Agents by name, as the command line gives them: oracle, the adversarial baselines,
+scripted:FILE, external agents, or models."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.agents.base import Agent, AgentFactory, TrialContext
-from toolproof.agents.baselines import NullAgent, OracleAgent, RetryingOracle
+from toolproof.agents.baselines import ADVERSARIES, OracleAgent, RetryingOracle
 from toolproof.agents.loop import LoopAgent
 from toolproof.config import load_config
 from toolproof.errors import UsageError
@@ -23,8 +24,8 @@ from toolproof.users.llm import LLMUser
 from toolproof.users.scripted import User, UserFactory, scripted_user
 
 KNOWN = (
-    "oracle, retrying-oracle, null, scripted:FILE, python:MODULE:FUNCTION, http://URL "
-    "(or --model provider/name)"
+    f"oracle, retrying-oracle, {', '.join(ADVERSARIES)}, scripted:FILE, python:MODULE:FUNCTION, "
+    "http://URL (or --model provider/name)"
 )
 
 
@@ -42,8 +43,8 @@ def resolve_agent(spec: str) -> AgentChoice:
     """Turn an --agent value into a factory; unknown names are usage errors."""
     if spec == "oracle":
         return AgentChoice("oracle", OracleAgent, "oracle")
-    if spec == "null":
-        return AgentChoice("null", NullAgent, "null")
+    if spec in ADVERSARIES:
+        return AgentChoice(spec, ADVERSARIES[spec], spec)
     if spec == "retrying-oracle":
         return AgentChoice("retrying-oracle", RetryingOracle, "retrying-oracle")
     if spec.startswith("scripted:"):

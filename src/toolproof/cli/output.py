@@ -16,7 +16,7 @@ from toolproof.report.json import write_json
 from toolproof.report.terminal import summary_notes, summary_tables
 
 console = Console() if sys.stdout.isatty() else Console(width=160)
-errors = Console(stderr=True, soft_wrap=True)
+errors = Console(stderr=True, soft_wrap=True, emoji=False)  # "file:100: ..." is no emoji code
 
 
 def with_threshold_ks(ks: list[int] | None, thresholds: list[str] | None) -> list[int] | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from toolproof.ci.gate import flag_spec
@@ -38,7 +39,9 @@ from toolproof.suite import load_suite
 
 
 def validate(suite: SuiteArg, tasks: TasksOpt = None) -> None:
-    """Prove a suite sound: gold actions run, the oracle passes every task, null fails all."""
+    """Prove a suite sound: gold actions run, the oracle passes every task, and every
+    adversarial baseline (null, recite-facts, echo-user, word-salad, read-all, fixed-reply)
+    fails every task."""
     from toolproof.runner.validate import validate_conditions, validate_suite
 
     loaded = load_suite(suite)
@@ -48,15 +51,18 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None) -> None:
     table = Table(
         title=f"{loaded.name} {loaded.file.version}: {len(checks)} tasks", title_justify="left"
     )
-    for column in ("task", "gold actions", "oracle", "null", "problems"):
+    for column in ("task", "gold actions", "oracle", "baselines", "problems"):
         table.add_column(column)
     for check in checks:
+        passing = check.passing_baselines
         table.add_row(
             check.task.id,
             str(check.gold_actions),
-            "[green]passed" if check.oracle == "passed" else f"[red]{check.oracle}",
-            "[green]failed" if check.null.startswith("failed") else "[red]passed",
-            "; ".join(check.problems),
+            "[green]passed" if check.oracle == "passed" else f"[red]{escape(check.oracle)}",
+            f"[red]passed: {', '.join(passing)}"
+            if passing
+            else f"[green]all {len(check.baselines)} failed",
+            escape("; ".join(check.problems)),
         )
     console.print(table)
     conditions = asyncio.run(validate_conditions(loaded, loaded.select(tasks)))
@@ -76,7 +82,9 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None) -> None:
     for check in bad:
         for problem in check.problems:
             where = f"{check.task.source}:{check.task.line}"
-            errors.print(f"{where}: task '{check.task.id}': {problem}")
+            errors.print(
+                f"{where}: task '{check.task.id}': {problem}", markup=False, highlight=False
+            )
     unsurvivable = [c for c in conditions if not c.ok]
     for condition in unsurvivable:
         errors.print(f"{condition.variant} cannot be survived: {condition.problems[0]}")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -30,6 +30,8 @@ class Evidence:
     expected_hash: str | None
     write_tools: frozenset[str]
     ended: str
+    required_args: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Each tool's required parameters (a decisive read is matched on those)."""
 
 
 Grader = Callable[[Expectations, Evidence], list[Verdict]]

@@ -1,23 +1,56 @@
-"""Call graders: required calls (optionally ordered), forbidden calls, the call budget."""
+"""Call graders: decisive reads, required calls (optionally ordered), forbidden calls, the
+call budget."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
-from toolproof.spec.models import Expectations
+from toolproof.spec.models import CallSpec, Expectations
+from toolproof.transcript import ToolCallEvent
+
+
+def decisive_reads(
+    expect: Expectations, write_tools: frozenset[str], required: Mapping[str, frozenset[str]]
+) -> list[CallSpec]:
+    """The calls that produce a task's answer. A task's own `reads` when it gives them;
+    otherwise, when its gold actions write nothing, those actions, each matched on its tool
+    and the arguments the tool requires (so a lookup that also sets an optional filter still
+    counts). A task that writes needs none: its final state already shows whether the work
+    was done."""
+    if expect.reads is not None:
+        return list(expect.reads)
+    actions = expect.actions or []
+    if any(a.tool in write_tools for a in actions):
+        return []
+    reads: list[CallSpec] = []
+    for action in actions:
+        keep = required.get(action.tool)
+        args = {k: v for k, v in action.args.items() if keep is None or k in keep}
+        read = CallSpec(tool=action.tool, args=args)
+        if read not in reads:
+            reads.append(read)
+    return reads
+
+
+def _made(pattern: CallSpec, calls: list[ToolCallEvent]) -> bool:
+    return any(
+        c.canonical_name == pattern.tool and matches(c.canonical_arguments, pattern.args)
+        for c in calls
+    )
 
 
 def grade_calls(expect: Expectations, evidence: Evidence) -> list[Verdict]:
     calls = evidence.transcript.tool_calls()
+    done = [c for c in calls if not c.is_error]
     verdicts: list[Verdict] = []
+    reads = decisive_reads(expect, evidence.write_tools, evidence.required_args)
+    if reads:
+        unread = [describe_call(r.tool, r.args) for r in reads if not _made(r, done)]
+        reason = f"decisive read not made: {', '.join(unread)}" if unread else "reads made"
+        verdicts.append(Verdict(grader="reads", passed=not unread, reason=reason))
     if expect.calls:
-        done = [c for c in calls if not c.is_error]
-        missing = [
-            describe_call(r.tool, r.args)
-            for r in expect.calls
-            if not any(
-                c.canonical_name == r.tool and matches(c.canonical_arguments, r.args) for c in done
-            )
-        ]
+        missing = [describe_call(r.tool, r.args) for r in expect.calls if not _made(r, done)]
         if missing:
             verdicts.append(
                 Verdict(grader="calls", passed=False, reason=f"missing call {', '.join(missing)}")
@@ -46,13 +79,7 @@ def grade_calls(expect: Expectations, evidence: Evidence) -> list[Verdict]:
         else:
             verdicts.append(Verdict(grader="calls", passed=True, reason="required calls made"))
     if expect.forbidden_calls:
-        hits = [
-            describe_call(f.tool, f.args)
-            for f in expect.forbidden_calls
-            if any(
-                c.canonical_name == f.tool and matches(c.canonical_arguments, f.args) for c in calls
-            )
-        ]
+        hits = [describe_call(f.tool, f.args) for f in expect.forbidden_calls if _made(f, calls)]
         verdicts.append(
             Verdict(
                 grader="forbidden_calls",

@@ -38,6 +38,10 @@ def judge(
         expected_hash=expected_hash,
         write_tools=frozenset(name for name, b in suite.tools.items() if b.write),
         ended=ended,
+        required_args={
+            name: frozenset(b.schema.parameters.get("required", []))
+            for name, b in suite.tools.items()
+        },
     )
     verdicts = grade(task.spec.expect, list(suite.file.policy_rules), evidence)
     if failure:

@@ -1,14 +1,20 @@
 """Proving a suite sound before any model is blamed.
 
-For every task: its gold actions replay without error, the oracle agent passes it, and the
-null agent fails it. A task the null agent passes cannot tell a good agent from a bad one.
+For every task: its gold actions replay without error, the oracle agent passes it, and every
+adversarial baseline (`toolproof.agents.baselines.ADVERSARIES`: the null agent, one that
+recites the expected facts, one that echoes the user, word salad, one that calls every read
+tool once and stops, one fixed reply of the usual answers) fails it. A task one of them passes
+cannot tell a good agent from that one.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
-from toolproof.agents.baselines import NullAgent, OracleAgent, RetryingOracle
+from toolproof.agents.base import AgentFactory
+from toolproof.agents.baselines import ADVERSARIES, OracleAgent, RetryingOracle
+from toolproof.results import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.trial import Trial, run_trial
@@ -24,20 +30,38 @@ class TaskCheck:
     task: Task
     gold_actions: int
     oracle: str
-    null: str
+    baselines: dict[str, str]
+    """Each adversarial baseline by name: 'failed: REASON', or 'passed'."""
     problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
+    @property
+    def passing_baselines(self) -> list[str]:
+        return [name for name, outcome in self.baselines.items() if outcome == "passed"]
 
-async def check_task(suite: Suite, task: Task) -> TaskCheck:
+
+def _shown(result: TrialResult) -> str:
+    return "passed" if result.outcome == "passed" else f"failed: {result.reason}"
+
+
+async def check_task(suite: Suite, task: Task, limit: asyncio.Semaphore | None = None) -> TaskCheck:
     replay = await replay_gold(suite, task)
     spec = TrialSpec(task.id, 0, derive_seed(suite.file.defaults.seed, "", task.id, 0))
     steps = suite.file.defaults.max_steps
-    oracle = await run_trial(Trial(spec, suite, OracleAgent, "oracle", replay.hash, steps))
-    null = await run_trial(Trial(spec, suite, NullAgent, "null", replay.hash, steps))
+    limit = limit or asyncio.Semaphore(1)
+
+    async def trial(factory: AgentFactory, label: str) -> TrialResult:
+        async with limit:
+            return await run_trial(Trial(spec, suite, factory, label, replay.hash, steps))
+
+    agents: dict[str, AgentFactory] = {"oracle": OracleAgent, **ADVERSARIES}
+    results = dict(
+        zip(agents, await asyncio.gather(*(trial(f, n) for n, f in agents.items())), strict=True)
+    )
+    oracle = results.pop("oracle")
     problems = list(replay.errors)
     if oracle.outcome != "passed":
         hint = ""
@@ -45,23 +69,26 @@ async def check_task(suite: Suite, task: Task) -> TaskCheck:
         if said and "(yes/no)" in said[-1].content:
             hint = "; the scripted user never said yes to the oracle's request for confirmation"
         problems.append(f"the oracle agent fails it ({oracle.reason}{hint})")
-    if null.outcome == "passed":
-        problems.append(
-            "the null agent passes it: its expectations cannot tell a good agent from one "
-            "that does nothing"
-        )
+    for name, result in results.items():
+        if result.outcome == "passed":
+            problems.append(
+                f"the {name} agent passes it: its expectations cannot tell a good agent from "
+                f"one that {ADVERSARIES[name].does}"
+            )
     return TaskCheck(
         task=task,
         gold_actions=len(task.spec.expect.actions or []),
-        oracle=oracle.outcome if oracle.outcome == "passed" else f"failed: {oracle.reason}",
-        null=null.outcome if null.outcome == "passed" else f"failed: {null.reason}",
+        oracle=_shown(oracle),
+        baselines={name: _shown(result) for name, result in results.items()},
         problems=problems,
     )
 
 
 async def validate_suite(suite: Suite, tasks: list[Task] | None = None) -> list[TaskCheck]:
-    """Check every task (in order); the suite is sound when every check is ok."""
-    return [await check_task(suite, task) for task in tasks or suite.tasks]
+    """Check every task (reported in order), with as many trials at once as the suite's
+    default concurrency; the suite is sound when every check is ok."""
+    limit = asyncio.Semaphore(suite.file.defaults.concurrency)
+    return list(await asyncio.gather(*(check_task(suite, t, limit) for t in tasks or suite.tasks)))
 
 
 @dataclass

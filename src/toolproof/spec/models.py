@@ -12,7 +12,9 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     field_validator,
     model_validator,
 )
@@ -432,6 +434,63 @@ class CheckSpec(Strict):
         return self.python or " ".join(self.command or [])
 
 
+FactSource = Literal["tools", "user", "none"]
+
+
+class Fact(Strict):
+    """A fact the user must hear, and where the agent must have learnt it first."""
+
+    fact: str | list[str] = Field(description="What to say; a list gives alternatives.")
+    source: FactSource = Field(
+        "tools",
+        description="tools: it counts only once a tool result has shown it; user: it is the "
+        "user's own words, repeated on purpose; none: it needs no source (policy, arithmetic).",
+    )
+
+    found_as: list[str] = Field(
+        default_factory=list,
+        description="Forms a tool result may show the fact in besides those it is said in: "
+        "a system's status code (SHPD) or date format (20261120).",
+    )
+
+    @property
+    def options(self) -> list[str]:
+        """The alternatives, any one of which states the fact."""
+        return list(self.fact) if isinstance(self.fact, list) else [self.fact]
+
+    @property
+    def sources(self) -> list[str]:
+        """The forms a tool result may show the fact in."""
+        return [*self.options, *self.found_as]
+
+    @field_validator("fact")
+    @classmethod
+    def _not_empty(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list) and not value:
+            raise ValueError("give at least one way to say the fact")
+        return value
+
+    @model_validator(mode="after")
+    def _found_in_tools(self) -> Fact:
+        if self.found_as and self.source != "tools":
+            raise ValueError("found_as is for facts a tool result shows (source: tools)")
+        return self
+
+
+def _fact_form(value: Any) -> str:
+    if isinstance(value, dict | Fact):
+        return "Fact"
+    return "list" if isinstance(value, list) else "str"
+
+
+FactEntry = Annotated[
+    Annotated[str, Tag("str")] | Annotated[list[str], Tag("list")] | Annotated[Fact, Tag("Fact")],
+    Discriminator(_fact_form),
+]
+"""A must_say entry: a fact, its alternatives, or the full form (so a mapping's problems are
+reported as the mapping's, not as "not a string")."""
+
+
 class Expectations(Strict):
     """What must hold at the end of a trial. Every given expectation must hold to pass."""
 
@@ -442,10 +501,18 @@ class Expectations(Strict):
     calls: list[CallSpec] = Field(default_factory=list, description="Required calls.")
     ordered_calls: bool = Field(False, description="Required calls must happen in this order.")
     forbidden_calls: list[CallSpec] = Field(default_factory=list)
-    must_say: list[str | list[str]] = Field(
-        default_factory=list, description="Facts to tell the user; a list gives alternatives."
+    must_say: list[FactEntry] = Field(
+        default_factory=list,
+        description="Facts to tell the user; a list gives alternatives. A fact counts once a "
+        "tool result has shown it, unless it says otherwise ({fact: ..., source: user|none}).",
     )
     must_not_say: list[str] = Field(default_factory=list)
+    reads: list[CallSpec] | None = Field(
+        None,
+        description="The calls that produce the answer, each required to succeed. By default, "
+        "for a task whose gold actions write nothing, those actions with their required "
+        "arguments.",
+    )
     max_tool_calls: int | None = Field(None, ge=0)
     max_turns: int | None = Field(None, ge=1)
     check: list[CheckSpec] = Field(
@@ -461,7 +528,12 @@ class Expectations(Strict):
             and not self.forbidden_calls
             and not self.must_say
             and not self.must_not_say
+            and not self.reads
         )
+
+    def facts(self) -> list[Fact]:
+        """`must_say`, every entry in its full form."""
+        return [f if isinstance(f, Fact) else Fact(fact=f) for f in self.must_say]
 
 
 class TaskSpec(Strict):

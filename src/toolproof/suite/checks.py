@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolproof.conversation import contains, tokens
 from toolproof.gateway.drift import DriftError, DriftLayer
-from toolproof.spec.models import SuiteFile
+from toolproof.spec.models import SuiteFile, TaskSpec
 from toolproof.spec.placeholders import scope_names, template_problem
 from toolproof.spec.source import SuiteSource, Task
 from toolproof.suite.loaded import ToolBinding
@@ -33,8 +34,9 @@ def check_task(
             task.source,
             task.at("expect"),
             f"task '{spec.id}' has no expectations; a task that cannot fail proves nothing "
-            "(give actions, state, calls, forbidden_calls, must_say or must_not_say)",
+            "(give actions, state, calls, reads, forbidden_calls, must_say or must_not_say)",
         )
+    _check_facts(source, task)
     _check_calls(source, task, tools, set(source.file.tools))
     _check_checks(source, task, tools, source.file)
     for key in spec.initial_state:
@@ -43,6 +45,51 @@ def check_task(
                 task.source,
                 task.at("initial_state", key),
                 f"initial_state names '{key}', which the world does not have",
+            )
+
+
+def user_words(spec: TaskSpec) -> str:
+    """Everything the task's user may say: the opening, turns, replies and instructions."""
+    user = spec.user
+    return "\n".join(
+        [
+            user.opening,
+            user.instructions,
+            *(t.say for t in user.turns),
+            *(r.say for r in user.replies),
+        ]
+    )
+
+
+def _check_facts(source: SuiteSource, task: Task) -> None:
+    """A fact the user hands the agent proves nothing when the agent repeats it, unless the
+    task says so; a fact must have something to match."""
+    heard = tokens(user_words(task.spec))
+    for i, fact in enumerate(task.spec.expect.facts()):
+        line = task.at("expect", "must_say", i)
+        empty = [o for o in fact.sources if not tokens(o)]
+        if empty:
+            source.problem(
+                task.source,
+                line,
+                f"task '{task.id}': must_say {empty[0]!r} has no letters or digits to look for",
+            )
+            continue
+        echoed = [o for o in fact.options if contains(heard, tokens(o))]
+        if echoed and fact.source != "user":
+            source.problem(
+                task.source,
+                line,
+                f"task '{task.id}': must_say {echoed[0]!r} is in the user's own words, so an "
+                "agent that repeats the user says it; expect a fact the agent must find out, "
+                "or mark it {fact: ..., source: user} if repeating it is the point",
+            )
+        elif fact.source == "user" and not echoed:
+            source.problem(
+                task.source,
+                line,
+                f"task '{task.id}': must_say {fact.options[0]!r} is marked source: user, but "
+                "the user never says it (source: none is for facts that need no source)",
             )
 
 
@@ -55,6 +102,7 @@ def _check_calls(
     groups: list[tuple[str, list[Any]]] = [
         ("actions", list(expect.actions or [])),
         ("calls", list(expect.calls)),
+        ("reads", list(expect.reads or [])),
         ("forbidden_calls", list(expect.forbidden_calls)),
     ]
     for group, calls in groups:
