@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from toolproof.ci.audit import REDACTED
 from toolproof.errors import UsageError
-from toolproof.runner.run import RunRequest, restored_headers, run_suite
+from toolproof.runner.run import RunRequest, restored_secrets, run_suite
 from toolproof.store import Store
 from toolproof.store.manifest import run_manifests
 from toolproof.store.schema import runs
@@ -49,5 +49,5 @@ def test_header_values_are_redacted_in_the_stored_config(mini: Suite, tmp_path: 
             asyncio.run(run_suite(mini, without, store, resume=report.run_id))
         resumed = asyncio.run(run_suite(mini, request, store, resume=report.run_id))
     assert resumed.run_id == report.run_id and resumed.ran == 0
-    assert restored_headers(config["model_flags"], flags, report.run_id) == flags
+    assert restored_secrets(config["model_flags"], flags, report.run_id) == flags
     assert store.run(report.run_id).config.model_flags["headers"]["Authorization"] == (REDACTED)
