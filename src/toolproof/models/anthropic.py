@@ -198,7 +198,9 @@ class AnthropicClient(ModelClient):
         texts: list[str] = []
         calls: list[ToolCall] = []
         thinking: list[Thinking] = []
-        for index, item in enumerate(items(data.get("content"), "content")):
+        if data.get("content") is None:
+            raise malformed("no content")
+        for index, item in enumerate(items(data["content"], "content")):
             block = mapping(item, f"content[{index}]")
             where = f"content[{index}]"
             kind = block.get("type")

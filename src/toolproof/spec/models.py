@@ -282,7 +282,7 @@ def url_problem(url: str) -> str | None:
     except ValueError as exc:
         return f"is not a URL ({exc})"
     if parts.scheme not in ("http", "https") or not parts.hostname or " " in url:
-        return "is not a URL: give http(s)://HOST[:PORT][/PATH]"
+        return "is not a URL: give http:// or https:// and a host, as in http://127.0.0.1:8000/v1"
     return None
 
 
