@@ -19,45 +19,31 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import os
 import resource
-import subprocess
-import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 import orjson
+from concurrency import TOOLS, rss_mb
+from stub_server import Answer, serve, start
 
 from toolproof.results import TrialResult
 from toolproof.runner.run import RunRequest, RunStart, run_suite
 from toolproof.store import Store
 from toolproof.suite import load_suite
 
-TOOLS = '''
-from toolproof.tools import tool
 
+def scripted(turns: int) -> Answer:
+    """The server's script: a tool call on each of the first `turns - 1` turns, then the
+    answer."""
 
-@tool
-def lookup(world, key: str) -> dict:
-    """Read one record.
-
-    Args:
-        key: The record key.
-    """
-    return world["records"][key]
-'''
-
-
-async def serve(turns: int, delay: float) -> None:
-    """A keep-alive HTTP/1.1 server with the scripted chat completions; prints its port."""
-
-    def answer(body: dict[str, object]) -> bytes:
-        messages = body["messages"]
-        assert isinstance(messages, list)
-        done = sum(1 for m in messages if m["role"] == "tool")
+    def answer(path: bytes, raw: bytes) -> bytes:
+        body = orjson.loads(raw)
+        done = sum(1 for m in body["messages"] if m["role"] == "tool")
         message: dict[str, object] = {"role": "assistant", "content": "It is 7319."}
         if done < turns - 1:
             call = {"name": "lookup", "arguments": '{"key": "a"}'}
@@ -77,66 +63,29 @@ async def serve(turns: int, delay: float) -> None:
             }
         )
 
-    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                body = orjson.loads(await reader.readexactly(length))
-                await asyncio.sleep(delay)
-                data = answer(body)
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                    + f"content-length: {len(data)}\r\n\r\n".encode()
-                    + data
-                )
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(connection, "127.0.0.1", 0, backlog=4096)
-    print(server.sockets[0].getsockname()[1], flush=True)
-    async with server:
-        await server.serve_forever()
+    return answer
 
 
 def write_suite(root: Path, tasks: int) -> Path:
+    """`tasks` lookups of one record, a task file each; the answer must give its value."""
     (root / "tools.py").write_text(TOOLS)
     (root / "records.json").write_text('{"a": {"value": 7319}}')
-    listed = "".join(
-        f"""
-              - id: t{i}
-                user: {{opening: "What is the value of record a?"}}
-                expect:
-                  actions: [{{tool: lookup, args: {{key: a}}}}]
-                  must_say: ["7319"]"""
-        for i in range(tasks)
-    )
-    (root / "suite.yaml").write_text(
-        textwrap.dedent(
-            """
-            name: headline
-            world: {data: [records.json]}
-            backends: {b: {type: python, module: tools.py}}
-            tools: {lookup: {tier: 1}}
-            tasks:"""
-            + listed
+    (root / "tasks").mkdir()
+    for i in range(tasks):
+        (root / "tasks" / f"t{i}.yaml").write_text(
+            f"id: t{i}\n"
+            "user: {opening: 'What is the value of record a?'}\n"
+            "expect: {actions: [{tool: lookup, args: {key: a}}], must_say: ['7319']}\n"
         )
-        + "\n"
-    )
+    suite = {
+        "name": "headline",
+        "world": {"data": ["records.json"]},
+        "backends": {"b": {"type": "python", "module": "tools.py"}},
+        "tools": {"lookup": {"tier": 1}},
+        "tasks": ["tasks/*.yaml"],
+    }
+    (root / "suite.yaml").write_text(json.dumps(suite))  # JSON is YAML
     return root
-
-
-def rss_mb() -> float:
-    """Resident memory now (Linux), in MiB."""
-    pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return pages * resource.getpagesize() / 2**20
 
 
 def cpu_s() -> float:
@@ -202,28 +151,24 @@ def main() -> None:
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(serve(args.turns, args.delay))
+        asyncio.run(serve(scripted(args.turns), args.delay))
         return
 
-    command = [sys.executable, __file__, "--serve", f"--turns={args.turns}"]
-    server = subprocess.Popen(
-        [*command, f"--delay={args.delay}"], stdout=subprocess.PIPE, text=True
-    )
+    server, root = start(__file__, f"--turns={args.turns}", f"--delay={args.delay}")
+    url = f"{root}/v1"
     try:
-        assert server.stdout is not None
-        url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
         with tempfile.TemporaryDirectory() as tmp:
             config = Path(tmp) / "toolproof.yaml"
             config.write_text("{}\n")
             os.environ["TOOLPROOF_CONFIG"] = str(config)  # no user settings leak in
-            root = write_suite(Path(tmp), args.tasks)
+            folder = write_suite(Path(tmp), args.tasks)
             shape = (
                 f"{args.tasks} tasks x {args.trials} trials x {args.models} models, "
                 f"{args.turns} model turns of {args.delay} s"
             )
             print(shape)
             for level in (int(c) for c in args.concurrency.split(",")):
-                one_level(root, url, args, level)
+                one_level(folder, url, args, level)
         print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     finally:
         server.terminate()

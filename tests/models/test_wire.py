@@ -76,17 +76,6 @@ OPENAI_MALFORMED = {
 }
 
 
-@pytest.mark.parametrize("case", list(OPENAI_MALFORMED))
-def test_a_malformed_openai_answer_is_retried_then_an_infra_error(case: str) -> None:
-    reply, reason = OPENAI_MALFORMED[case]
-    with model_server(lambda body: reply) as (url, seen), pytest.raises(InfraError) as raised:
-        generate(twice(openai_at(url)))
-    message = str(raised.value)
-    assert message.startswith("openai-compatible/m: malformed response: ")
-    assert reason in message and message.endswith(" after 2 attempts")
-    assert len(seen.bodies) == 2
-
-
 def test_a_malformed_answer_once_is_retried_and_the_call_succeeds() -> None:
     replies: list[tuple[int, dict[str, Any]] | Raw] = [
         Raw(b"<html>busy</html>", content_type="text/html"),
@@ -146,14 +135,21 @@ ANTHROPIC_MALFORMED = {
 }
 
 
-@pytest.mark.parametrize("case", list(ANTHROPIC_MALFORMED))
-def test_a_malformed_anthropic_answer_is_retried_then_an_infra_error(case: str) -> None:
-    reply, reason = ANTHROPIC_MALFORMED[case]
+MALFORMED = {
+    **{("openai-compatible/m", case): answer for case, answer in OPENAI_MALFORMED.items()},
+    **{("anthropic/claude-test", case): answer for case, answer in ANTHROPIC_MALFORMED.items()},
+}
+
+
+@pytest.mark.parametrize(("model", "case"), list(MALFORMED), ids=" ".join)
+def test_a_malformed_answer_is_retried_then_an_infra_error(model: str, case: str) -> None:
+    reply, reason = MALFORMED[model, case]
+    client = openai_at if model.startswith("openai") else anthropic_at
     with model_server(lambda body: reply) as (url, seen), pytest.raises(InfraError) as raised:
-        generate(twice(anthropic_at(url)))
-    text = str(raised.value)
-    assert text.startswith("anthropic/claude-test: malformed response: ")
-    assert reason in text and text.endswith(" after 2 attempts")
+        generate(twice(client(url)))
+    message = str(raised.value)
+    assert message.startswith(f"{model}: malformed response: ")
+    assert reason in message and message.endswith(" after 2 attempts")
     assert len(seen.bodies) == 2
 
 

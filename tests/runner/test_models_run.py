@@ -170,13 +170,22 @@ def test_a_simulated_user_ends_the_conversation_and_its_cost_is_kept_apart(
     assert len(user_calls) == 1 and "tools" not in user_calls[0]
 
 
+def run_good(suite: Path, url: str, store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`toolproof run` of openai-compatible/good at `url`, k=1, into `store`."""
+    model = ["--model", "openai-compatible/good", "--base-url", url]
+    return run(str(suite), *model, "--k", "1", "--store", str(store), *args)
+
+
+def add_to_suite(suite: Path, text: str) -> None:
+    write_files(suite, {"suite.yaml": (suite / "suite.yaml").read_text() + text})
+
+
 def outcomes(store: Path) -> list[tuple[str, str, str]]:
-    """(task, outcome, reason) of every trial of the store's one run."""
+    """(task, outcome, reason) of every trial of the store's one run, which finished."""
     journal = Store(str(store))
-    [run] = journal.runs()
-    assert journal.run(run["id"]).finished
-    found = [(r.task_id, r.outcome, r.reason) for _, r in journal.results(run["id"])]
-    return sorted(found)
+    [row] = journal.runs()
+    assert journal.run(row["id"]).finished
+    return sorted((r.task_id, r.outcome, r.reason) for _, r in journal.results(row["id"]))
 
 
 def test_malformed_answers_end_their_trials_as_infra_errors_and_the_run_goes_on(
@@ -192,34 +201,16 @@ def test_malformed_answers_end_their_trials_as_infra_errors_and_the_run_goes_on(
             return Raw(b"<html><h1>502 Bad Gateway</h1></html>", content_type="text/html")
         return answer(body)
 
-    store = tmp_path / "s.db"
-    out = tmp_path / "out.json"
+    store, out = tmp_path / "s.db", tmp_path / "out.json"
     with model_server(garbage) as (url, seen):
-        done = run(
-            str(priced),
-            "--model",
-            "openai-compatible/good",
-            "--base-url",
-            url,
-            "--trials",
-            "2",
-            "--k",
-            "1",
-            "--concurrency",
-            "4",
-            "--store",
-            str(store),
-            "--json",
-            str(out),
-        )
+        done = run_good(priced, url, store, "--trials", "2", "--json", str(out))
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    found = outcomes(store)
     reason = (
         "openai-compatible/good: malformed response: not JSON (text/html): "
         "'<html><h1>502 Bad Gateway</h1></html>' after 6 attempts"
     )
-    assert found == [
+    assert outcomes(store) == [
         ("cancel", "infra_error", reason),
         ("cancel", "infra_error", reason),
         ("status", "passed", ""),
@@ -242,21 +233,7 @@ def test_a_hung_server_ends_a_trial_as_infra_error_after_its_request_timeouts(
     store = tmp_path / "s.db"
     with model_server(hangs) as (url, _):
         started = time.perf_counter()
-        done = run(
-            str(priced),
-            "--model",
-            "openai-compatible/good",
-            "--base-url",
-            url,
-            "--request-timeout",
-            "0.2",
-            "--trials",
-            "1",
-            "--k",
-            "1",
-            "--store",
-            str(store),
-        )
+        done = run_good(priced, url, store, "--request-timeout", "0.2", "--trials", "1")
         took = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     reason = "openai-compatible/good: request timed out: no answer in 0.2 s after 6 attempts"
@@ -265,30 +242,10 @@ def test_a_hung_server_ends_a_trial_as_infra_error_after_its_request_timeouts(
 
 
 def test_timeout_s_in_the_suite_bounds_each_request(priced: Path, tmp_path: Path) -> None:
-    write_files(
-        priced,
-        {
-            "suite.yaml": (priced / "suite.yaml").read_text()
-            + "models:\n  openai-compatible/good: {timeout_s: 0.2}\n"
-        },
-    )
+    add_to_suite(priced, "models:\n  openai-compatible/good: {timeout_s: 0.2}\n")
     store = tmp_path / "s.db"
     with model_server(lambda body: HANG) as (url, seen):
-        done = run(
-            str(priced),
-            "--model",
-            "openai-compatible/good",
-            "--base-url",
-            url,
-            "--tasks",
-            "status",
-            "--trials",
-            "1",
-            "--k",
-            "1",
-            "--store",
-            str(store),
-        )
+        done = run_good(priced, url, store, "--tasks", "status", "--trials", "1")
     assert done.returncode == 0, done.stderr
     [(_, outcome, reason)] = outcomes(store)
     assert outcome == "infra_error" and "no answer in 0.2 s after 6 attempts" in reason
@@ -299,15 +256,7 @@ def test_a_base_url_that_is_not_a_url_is_a_usage_error_before_any_trial(
     priced: Path, tmp_path: Path
 ) -> None:
     store = tmp_path / "s.db"
-    done = run(
-        str(priced),
-        "--model",
-        "openai-compatible/good",
-        "--base-url",
-        "not a url",
-        "--store",
-        str(store),
-    )
+    done = run_good(priced, "not a url", store)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "error: model openai-compatible/good: base_url: 'not a url' is not a URL: "
@@ -317,13 +266,7 @@ def test_a_base_url_that_is_not_a_url_is_a_usage_error_before_any_trial(
 
 
 def test_a_base_url_in_the_suite_that_is_not_a_url_is_located(priced: Path, tmp_path: Path) -> None:
-    write_files(
-        priced,
-        {
-            "suite.yaml": (priced / "suite.yaml").read_text()
-            + "models:\n  openai-compatible/good: {base_url: 'ftp://files'}\n"
-        },
-    )
+    add_to_suite(priced, "models:\n  openai-compatible/good: {base_url: 'ftp://files'}\n")
     done = run(str(priced), "--model", "openai-compatible/good", "--store", str(tmp_path / "s.db"))
     assert done.returncode == 2
     assert "suite.yaml:" in done.stderr and "'ftp://files' is not a URL" in done.stderr
@@ -337,7 +280,6 @@ class InFlight:
         self.pause_s = pause_s
         self.now: Counter[str] = Counter()
         self.peak: Counter[str] = Counter()
-        self.total_peak = 0
         self.lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -345,68 +287,29 @@ class InFlight:
         with self.lock:
             self.now[model] += 1
             self.peak[model] = max(self.peak[model], self.now[model])
-            self.total_peak = max(self.total_peak, sum(self.now.values()))
         time.sleep(self.pause_s)
         with self.lock:
             self.now[model] -= 1
         return 200, completion("Order B has shipped.")
 
 
-def test_a_models_calls_in_flight_start_at_the_runs_concurrency(
-    priced: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("setting", "peak"),
+    [
+        ("", 24),  # the run's concurrency: above the 16 every model used to start at
+        ("models:\n  openai-compatible/good: {max_concurrency: 3}\n", 3),  # still wins
+    ],
+)
+def test_a_models_calls_in_flight_start_at_the_runs_concurrency_or_its_max_concurrency(
+    priced: Path, tmp_path: Path, setting: str, peak: int
 ) -> None:
-    server = InFlight(0.5)
+    add_to_suite(priced, setting)
+    server = InFlight(0.4)
     with model_server(server) as (url, _):
-        done = run(
-            str(priced),
-            "--model",
-            "openai-compatible/good",
-            "--base-url",
-            url,
-            "--tasks",
-            "status",
-            "--trials",
-            "24",
-            "--k",
-            "1",
-            "--concurrency",
-            "24",
-            "--store",
-            str(tmp_path / "s.db"),
-        )
+        trials = ["--tasks", "status", "--trials", "24", "--concurrency", "24"]
+        done = run_good(priced, url, tmp_path / "s.db", *trials)
     assert done.returncode == 0, done.stderr
-    assert server.peak["good"] == 24  # above the 16 every model used to start at
-
-
-def test_a_models_max_concurrency_still_bounds_its_calls(priced: Path, tmp_path: Path) -> None:
-    write_files(
-        priced,
-        {
-            "suite.yaml": (priced / "suite.yaml").read_text()
-            + "models:\n  openai-compatible/good: {max_concurrency: 3}\n"
-        },
-    )
-    server = InFlight(0.2)
-    with model_server(server) as (url, _):
-        done = run(
-            str(priced),
-            "--model",
-            "openai-compatible/good",
-            "--base-url",
-            url,
-            "--tasks",
-            "status",
-            "--trials",
-            "9",
-            "--k",
-            "1",
-            "--concurrency",
-            "9",
-            "--store",
-            str(tmp_path / "s.db"),
-        )
-    assert done.returncode == 0, done.stderr
-    assert server.peak["good"] == 3
+    assert server.peak["good"] == peak
 
 
 def test_models_are_interleaved_so_every_model_has_calls_in_flight(
@@ -414,23 +317,8 @@ def test_models_are_interleaved_so_every_model_has_calls_in_flight(
 ) -> None:
     server = InFlight(0.3)
     with model_server(server) as (url, seen):
-        done = run(
-            str(priced),
-            "--model",
-            "openai-compatible/good",
-            "--model",
-            "openai-compatible/bad",
-            "--base-url",
-            url,
-            "--trials",
-            "2",
-            "--k",
-            "1",
-            "--concurrency",
-            "2",
-            "--store",
-            str(tmp_path / "s.db"),
-        )
+        second = ["--model", "openai-compatible/bad", "--trials", "2", "--concurrency", "2"]
+        done = run_good(priced, url, tmp_path / "s.db", *second)
     assert done.returncode == 0, done.stderr
     # two trials at a time: from the start, one of each model (not both tasks of one)
     assert sorted(b["model"] for b in seen.bodies[:2]) == ["bad", "good"]

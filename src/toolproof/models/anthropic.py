@@ -35,6 +35,7 @@ from anthropic.types import (
 )
 
 from toolproof.errors import UsageError
+from toolproof.models import read
 from toolproof.models.base import (
     ContextOverflow,
     Message,
@@ -46,17 +47,7 @@ from toolproof.models.base import (
     Usage,
 )
 from toolproof.models.retry import parse_retry_after, retryable_status
-from toolproof.models.sdk import (
-    Channel,
-    Endpoint,
-    body_text,
-    count,
-    items,
-    malformed,
-    mapping,
-    sdk_options,
-    string,
-)
+from toolproof.models.sdk import Channel, Endpoint, body_text, sdk_options
 from toolproof.tools.base import ToolSchema
 
 DEFAULT_MAX_TOKENS = 1024
@@ -193,31 +184,31 @@ class AnthropicClient(ModelClient):
     def _response(self, data: dict[str, Any], latency: float) -> ModelResponse:
         """A Message object read into our types; what does not read is malformed."""
         if data.get("type") == "error":
-            error = mapping(data.get("error"), "error", optional=True)
-            raise malformed(f"an error object: {error.get('message') or error}")
+            error = read.mapping(data.get("error"), "error", optional=True)
+            raise read.malformed(f"an error object: {error.get('message') or error}")
         texts: list[str] = []
         calls: list[ToolCall] = []
         thinking: list[Thinking] = []
         if data.get("content") is None:
-            raise malformed("no content")
-        for index, item in enumerate(items(data["content"], "content")):
-            block = mapping(item, f"content[{index}]")
+            raise read.malformed("no content")
+        for index, item in enumerate(read.items(data["content"], "content")):
+            block = read.mapping(item, f"content[{index}]")
             where = f"content[{index}]"
             kind = block.get("type")
             if kind == "text":
-                texts.append(string(block.get("text"), f"{where}.text"))
+                texts.append(read.string(block.get("text"), f"{where}.text"))
             elif kind == "tool_use":
                 calls.append(_tool_call(block, where))
             elif kind == "thinking":
                 thinking.append(
                     {
                         "type": "thinking",
-                        "thinking": string(block.get("thinking"), f"{where}.thinking"),
-                        "signature": string(block.get("signature"), f"{where}.signature"),
+                        "thinking": read.string(block.get("thinking"), f"{where}.thinking"),
+                        "signature": read.string(block.get("signature"), f"{where}.signature"),
                     }
                 )
             elif kind == "redacted_thinking":
-                redacted = string(block.get("data"), f"{where}.data")
+                redacted = read.string(block.get("data"), f"{where}.data")
                 thinking.append({"type": "redacted_thinking", "data": redacted})
         if thinking and calls:
             self._thinking[calls[0].id] = thinking
@@ -226,7 +217,7 @@ class AnthropicClient(ModelClient):
         stop = data.get("stop_reason")
         return ModelResponse(
             message=Message(role="assistant", content="".join(texts), tool_calls=calls),
-            usage=_usage(mapping(data.get("usage"), "usage", optional=True)),
+            usage=_usage(read.mapping(data.get("usage"), "usage", optional=True)),
             latency_s=latency,
             stop_reason=stop if isinstance(stop, str) else "",
         )
@@ -252,10 +243,10 @@ class AnthropicClient(ModelClient):
 def _tool_call(block: dict[str, Any], where: str) -> ToolCall:
     name = block.get("name")
     if not isinstance(name, str) or not name:
-        raise malformed(f"{where} is a tool_use without a name")
+        raise read.malformed(f"{where} is a tool_use without a name")
     arguments = block.get("input")
     return ToolCall(
-        id=string(block.get("id"), f"{where}.id"),
+        id=read.string(block.get("id"), f"{where}.id"),
         name=name,
         arguments=arguments if isinstance(arguments, dict) else None,
         raw_arguments=json.dumps(arguments, ensure_ascii=False),
@@ -263,17 +254,21 @@ def _tool_call(block: dict[str, Any], where: str) -> ToolCall:
 
 
 def _usage(usage: dict[str, Any]) -> Usage:
-    cache_read = count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens")
-    created = count(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens")
-    details = mapping(
+    cache_read = read.count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens")
+    created = read.count(
+        usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens"
+    )
+    details = read.mapping(
         usage.get("output_tokens_details"), "usage.output_tokens_details", optional=True
     )
     return Usage(
         # Input counts all prompt tokens, the cached ones included (as OpenAI counts them).
-        input_tokens=count(usage.get("input_tokens"), "usage.input_tokens") + cache_read + created,
-        output_tokens=count(usage.get("output_tokens"), "usage.output_tokens"),
+        input_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens")
+        + cache_read
+        + created,
+        output_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
         cached_tokens=cache_read,
-        reasoning_tokens=count(details.get("thinking_tokens"), "usage.thinking_tokens"),
+        reasoning_tokens=read.count(details.get("thinking_tokens"), "usage.thinking_tokens"),
     )
 
 

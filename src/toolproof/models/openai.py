@@ -29,6 +29,7 @@ from openai.types.chat import (
 )
 
 from toolproof.errors import UsageError
+from toolproof.models import read
 from toolproof.models.base import (
     ContextOverflow,
     Message,
@@ -40,17 +41,7 @@ from toolproof.models.base import (
     Usage,
 )
 from toolproof.models.retry import parse_retry_after, retryable_status
-from toolproof.models.sdk import (
-    Channel,
-    Endpoint,
-    body_text,
-    count,
-    items,
-    malformed,
-    mapping,
-    sdk_options,
-    string,
-)
+from toolproof.models.sdk import Channel, Endpoint, body_text, sdk_options
 from toolproof.tools.base import ToolSchema
 
 # Wording of context overflows: OpenAI and vLLM ("maximum context length"), llama.cpp
@@ -218,22 +209,22 @@ def _tool_choice(choice: str) -> ChatCompletionToolChoiceOptionParam:
 
 def _response(data: dict[str, Any], latency: float) -> ModelResponse:
     """A chat.completion object read into our types; what does not read is malformed."""
-    choices = items(data.get("choices"), "choices")
+    choices = read.items(data.get("choices"), "choices")
     if not choices:
-        raise malformed("no choices")
-    choice = mapping(choices[0], "choices[0]")
+        raise read.malformed("no choices")
+    choice = read.mapping(choices[0], "choices[0]")
     if choice.get("message") is None:
-        raise malformed("choices[0] has no message")
-    message = mapping(choice["message"], "choices[0].message")
+        raise read.malformed("choices[0] has no message")
+    message = read.mapping(choice["message"], "choices[0].message")
     calls: list[ToolCall] = []
-    for index, item in enumerate(items(message.get("tool_calls"), "message.tool_calls")):
-        call = mapping(item, f"tool_calls[{index}]")
+    for index, item in enumerate(read.items(message.get("tool_calls"), "message.tool_calls")):
+        call = read.mapping(item, f"tool_calls[{index}]")
         if call.get("type", "function") != "function":
             continue  # a kind of call only other tool types make; none are sent
-        function = mapping(call.get("function"), f"tool_calls[{index}].function")
+        function = read.mapping(call.get("function"), f"tool_calls[{index}].function")
         name = function.get("name")
         if not isinstance(name, str) or not name:
-            raise malformed(f"tool_calls[{index}] has no function name")
+            raise read.malformed(f"tool_calls[{index}] has no function name")
         raw = function.get("arguments")
         if raw is None:
             raw = ""
@@ -251,7 +242,7 @@ def _response(data: dict[str, Any], latency: float) -> ModelResponse:
     finish = choice.get("finish_reason")
     return ModelResponse(
         message=Message(role="assistant", content=_content(message), tool_calls=calls),
-        usage=_usage(mapping(data.get("usage"), "usage", optional=True)),
+        usage=_usage(read.mapping(data.get("usage"), "usage", optional=True)),
         latency_s=latency,
         stop_reason=finish if isinstance(finish, str) else "",
     )
@@ -263,25 +254,25 @@ def _content(message: dict[str, Any]) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     texts = []
-    for index, item in enumerate(items(content, "message.content")):
-        part = mapping(item, f"message.content[{index}]")
+    for index, item in enumerate(read.items(content, "message.content")):
+        part = read.mapping(item, f"message.content[{index}]")
         if part.get("type") in ("text", "output_text"):
-            texts.append(string(part.get("text"), f"message.content[{index}].text"))
+            texts.append(read.string(part.get("text"), f"message.content[{index}].text"))
     return "".join(texts)
 
 
 def _usage(usage: dict[str, Any]) -> Usage:
-    prompt = mapping(
+    prompt = read.mapping(
         usage.get("prompt_tokens_details"), "usage.prompt_tokens_details", optional=True
     )
-    output = mapping(
+    output = read.mapping(
         usage.get("completion_tokens_details"), "usage.completion_tokens_details", optional=True
     )
     return Usage(
-        input_tokens=count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
-        output_tokens=count(usage.get("completion_tokens"), "usage.completion_tokens"),
-        cached_tokens=count(prompt.get("cached_tokens"), "usage.cached_tokens"),
-        reasoning_tokens=count(output.get("reasoning_tokens"), "usage.reasoning_tokens"),
+        input_tokens=read.count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+        output_tokens=read.count(usage.get("completion_tokens"), "usage.completion_tokens"),
+        cached_tokens=read.count(prompt.get("cached_tokens"), "usage.cached_tokens"),
+        reasoning_tokens=read.count(output.get("reasoning_tokens"), "usage.reasoning_tokens"),
     )
 
 
