@@ -219,3 +219,8 @@ def test_credentials_in_the_base_url_are_sent_as_basic_auth() -> None:
 def test_a_header_with_a_line_break_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="header 'X-Team' has a line break"):
         openai_at("http://127.0.0.1:9/v1", headers={"X-Team": "a\r\nX-Injected: 1"})
+
+
+def test_a_header_http_cannot_carry_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="header 'X-Team' has characters HTTP cannot carry"):
+        openai_at("http://127.0.0.1:9/v1", headers={"X-Team": "サポート"})

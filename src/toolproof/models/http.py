@@ -62,7 +62,8 @@ class Target:
     @classmethod
     def of(cls, url: httpx2.URL) -> Target:
         port = url.port or (443 if url.scheme == "https" else 80)
-        return cls(url.scheme, url.host, port, url.raw_path.decode("ascii"))
+        host = url.raw_host.decode("ascii")  # an international name in its IDNA form
+        return cls(url.scheme, host.strip("[]"), port, url.raw_path.decode("ascii"))
 
     @property
     def origin(self) -> tuple[str, str, int]:

@@ -21,6 +21,7 @@ import re
 from typing import Any, Unpack
 
 import openai
+import orjson
 from openai.types.chat import (
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageFunctionToolCallParam,
@@ -150,7 +151,7 @@ class OpenAIChatClient(ModelClient):
 
     def _call(self, call: ToolCall) -> ChatCompletionMessageFunctionToolCallParam:
         if call.arguments is not None:
-            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            arguments = orjson.dumps(call.arguments).decode()
         elif self.compatible and not _is_json_object(call.raw_arguments):
             # vLLM and llama.cpp parse past arguments to render their chat templates and fail
             # the whole request on text that is not a JSON object.

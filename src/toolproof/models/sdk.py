@@ -96,6 +96,8 @@ class Channel:
         for header, value in headers.items():
             if "\r" in value or "\n" in value or "\r" in header or "\n" in header:
                 raise UsageError(f"{name}: header {header!r} has a line break in it")
+            if not (header + value).isascii() and not _latin1(header + value):
+                raise UsageError(f"{name}: header {header!r} has characters HTTP cannot carry")
         self.url = str(url)
         self.headers = headers
         self._key = f"{type(sdk).__name__} {self.url}"
@@ -166,6 +168,14 @@ def _merged(auth: dict[str, str], defaults: dict[str, object]) -> dict[str, str]
         else:
             merged.pop(name.lower(), None)
     return dict(merged.values())
+
+
+def _latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _proxied(url: httpx2.URL) -> bool:
