@@ -11,7 +11,7 @@ stack per origin, taken and given back in O(1). On loopback that is ~10x less CP
 than httpx (bench/adapter.py).
 
 Where a call needs what only httpx does — a proxy from the environment, an SDK's own
-authentication flow, or a client handed in (tests, custom transports) — `HttpxTransport`
+authentication flow, or a client handed in (tests, custom transports) — `post_with_httpx`
 sends it through httpx instead. Either way the answer is a `Reply`.
 
 Pools are shared per event loop (connections belong to the loop that opened them) and per
@@ -246,27 +246,25 @@ def _decoded(content: bytes, encoding: str) -> bytes:
             raise ProviderError(f"connection error: bad {encoding} body", retryable=True) from exc
 
 
-class HttpxTransport:
-    """POSTs through an httpx client: for proxies, SDK authentication flows, given clients."""
-
-    def __init__(self, client: httpx2.AsyncClient, auth: httpx2.Auth | None = None) -> None:
-        self.client = client
-        self.auth = auth
-
-    async def post(self, url: str, headers: dict[str, str], body: bytes) -> Reply:
-        try:
-            if self.auth is None:
-                response = await self.client.post(url, content=body, headers=headers)
-            else:
-                response = await self.client.post(
-                    url, content=body, headers=headers, auth=self.auth
-                )
-        except httpx2.TimeoutException as exc:
-            raise TimeoutError from exc
-        except httpx2.TransportError as exc:
-            raise ConnectionError(f"{type(exc).__name__}: {exc}") from exc
-        names = {k.lower(): v for k, v in response.headers.items()}
-        return Reply(response.status_code, names, response.content)
+async def post_with_httpx(
+    client: httpx2.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    body: bytes,
+    auth: httpx2.Auth | None = None,
+) -> Reply:
+    """POST through an httpx client: for proxies, SDK authentication flows, given clients."""
+    try:
+        if auth is None:
+            response = await client.post(url, content=body, headers=headers)
+        else:
+            response = await client.post(url, content=body, headers=headers, auth=auth)
+    except httpx2.TimeoutException as exc:
+        raise TimeoutError from exc
+    except httpx2.TransportError as exc:
+        raise ConnectionError(f"{type(exc).__name__}: {exc}") from exc
+    names = {k.lower(): v for k, v in response.headers.items()}
+    return Reply(response.status_code, names, response.content)
 
 
 @functools.cache

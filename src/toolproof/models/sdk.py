@@ -28,10 +28,10 @@ import orjson
 from toolproof.errors import UsageError
 from toolproof.models.base import ProviderError
 from toolproof.models.http import (
-    HttpxTransport,
     KeepAlivePool,
     Reply,
     Target,
+    post_with_httpx,
     shared,
     ssl_context,
 )
@@ -96,24 +96,19 @@ class Channel:
         for header, value in headers.items():
             if "\r" in value or "\n" in value or "\r" in header or "\n" in header:
                 raise UsageError(f"{name}: header {header!r} has a line break in it")
-            if not (header + value).isascii() and not _latin1(header + value):
+            if not _latin1(header + value):
                 raise UsageError(f"{name}: header {header!r} has characters HTTP cannot carry")
         self.url = str(url)
         self.headers = headers
         self._key = f"{type(sdk).__name__} {self.url}"
-        given = endpoint.get("http_client")
-        auth: httpx2.Auth | None = sdk.custom_auth
-        self._httpx: HttpxTransport | None = None
-        self._target: Target | None = None
-        if given is not None or auth is not None or _proxied(url):
-            client = given or shared(f"httpx {self._key}", _fallback_client)
-            self._httpx = HttpxTransport(client, auth)
-        else:
-            self._target = Target.of(url)
-            lines = [f"POST {self._target.path} HTTP/1.1", f"Host: {self._target.host_header}"]
-            lines += [f"{k}: {v}" for k, v in headers.items() if k.lower() != "host"]
-            lines += ["Accept-Encoding: gzip, deflate", "Content-Length: "]
-            self._head = "\r\n".join(lines).encode("latin-1")
+        self._given = endpoint.get("http_client")
+        self._auth: httpx2.Auth | None = sdk.custom_auth
+        self._via_httpx = self._given is not None or self._auth is not None or _proxied(url)
+        self._target = Target.of(url)
+        lines = [f"POST {self._target.path} HTTP/1.1", f"Host: {self._target.host_header}"]
+        lines += [f"{k}: {v}" for k, v in headers.items() if k.lower() != "host"]
+        lines += ["Accept-Encoding: gzip, deflate", "Content-Length: "]
+        self._head = "\r\n".join(lines).encode("latin-1")
 
     async def post(self, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
         """POST `body` as JSON; (the answer's JSON object, seconds it took).
@@ -140,9 +135,9 @@ class Channel:
         return _json_object(reply), latency
 
     async def _send(self, content: bytes) -> Reply:
-        if self._httpx is not None:
-            return await self._httpx.post(self.url, self.headers, content)
-        assert self._target is not None
+        if self._via_httpx:
+            client = self._given or shared(f"httpx {self._key}", _fallback_client)
+            return await post_with_httpx(client, self.url, self.headers, content, self._auth)
         pool = shared(self._key, KeepAlivePool)
         head = self._head + str(len(content)).encode() + b"\r\n\r\n"
         return await pool.post(self._target, head, content)
