@@ -27,6 +27,7 @@ import ssl
 import time
 import weakref
 import zlib
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -106,7 +107,7 @@ class KeepAlivePool:
     """POSTs over keep-alive HTTP/1.1 connections, idle ones kept in a stack per origin."""
 
     def __init__(self) -> None:
-        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._idle: dict[tuple[str, str, int], deque[_Connection]] = {}
 
     async def post(self, target: Target, head: bytes, body: bytes) -> Reply:
         """Send `head` (the request line and headers, up to the blank line) and `body`.
@@ -143,12 +144,12 @@ class KeepAlivePool:
 
     def _give_back(self, origin: tuple[str, str, int], connection: _Connection) -> None:
         connection.idle_since = time.monotonic()
-        stack = self._idle.setdefault(origin, [])
+        stack = self._idle.setdefault(origin, deque())
         stack.append(connection)
         # The oldest idle connection is the first to expire: one look per call keeps the
         # stack from holding closed sockets after a burst.
         if len(stack) > 1 and not stack[0].reusable(connection.idle_since):
-            stack.pop(0).close()
+            stack.popleft().close()
 
     async def _open(self, target: Target) -> _Connection:
         secure = target.scheme == "https"
