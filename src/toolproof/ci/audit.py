@@ -20,6 +20,7 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 from pydantic import ValidationError
@@ -73,11 +74,23 @@ def trial_name(key: TrialKey) -> str:
 
 
 def redacted_config(config: RunConfig) -> RunConfig:
-    """The run's config with HTTP header values (credentials, often) replaced."""
-    flags = config.model_flags
-    if not isinstance(flags.get("headers"), Mapping):
-        return config
-    return config.with_(model_flags={**flags, "headers": dict.fromkeys(flags["headers"], REDACTED)})
+    """The run's config with its secrets replaced: HTTP header values and the user name and
+    password in a base URL (credentials, often)."""
+    flags = dict(config.model_flags)
+    if isinstance(flags.get("headers"), Mapping):
+        flags["headers"] = dict.fromkeys(flags["headers"], REDACTED)
+    if isinstance(flags.get("base_url"), str):
+        flags["base_url"] = redacted_url(flags["base_url"])
+    return config if flags == config.model_flags else config.with_(model_flags=flags)
+
+
+def redacted_url(url: str) -> str:
+    """`url` with the credentials in it (`user:password@`) replaced by REDACTED."""
+    parts = urlsplit(url)
+    _, at, host = parts.netloc.rpartition("@")
+    if not at:
+        return url
+    return urlunsplit(parts._replace(netloc=f"{REDACTED}@{host}"))
 
 
 # ---------------------------------------------------------------- reading the store

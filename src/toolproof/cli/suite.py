@@ -115,6 +115,13 @@ def run(
         typer.Option("--model", help="provider/model; repeat to compare models in one run."),
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="Base URL (openai-compatible).")] = None,
+    request_timeout: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help="Seconds one model request may take; then it is retried as a timeout [120].",
+        ),
+    ] = None,
     header: Annotated[
         list[str] | None, typer.Option("--header", help="HTTP header KEY=VALUE; repeatable.")
     ] = None,
@@ -180,6 +187,7 @@ def run(
         models=list(model or []),
         model_flags=model_flags(
             base_url=base_url,
+            request_timeout=request_timeout,
             headers=header,
             temperature=temperature,
             max_tokens=max_tokens,
@@ -241,6 +249,7 @@ def run(
 def model_flags(
     *,
     base_url: str | None,
+    request_timeout: float | None = None,
     headers: list[str] | None,
     temperature: float | None,
     max_tokens: int | None,
@@ -253,6 +262,7 @@ def model_flags(
     """Model settings given on the command line (only those given)."""
     flags: dict[str, Any] = {
         "base_url": base_url,
+        "timeout_s": request_timeout,
         "temperature": temperature,
         "max_tokens": max_tokens,
         "tool_choice": tool_choice,

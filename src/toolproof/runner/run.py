@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof import __version__
 from toolproof.agents.registry import resolve_agents, resolve_user
-from toolproof.ci.audit import REDACTED, record_manifest, redacted_config
+from toolproof.ci.audit import REDACTED, record_manifest, redacted_config, redacted_url
 from toolproof.errors import Problem, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy, RunSummary
+from toolproof.models.http import close_shared
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.runner.gold import replay_gold
@@ -129,10 +132,11 @@ def full_profile(suite: Suite) -> list[Variant]:
     return variants
 
 
-def restored_headers(stored: dict[str, Any], given: dict[str, Any], run_id: str) -> dict[str, Any]:
-    """A resumed run's model settings. The store keeps header names, not their values
-    (credentials, often), so the values come from the command again; a header the run sent
-    that the command does not give is a usage error."""
+def restored_secrets(stored: dict[str, Any], given: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """A resumed run's model settings. The store keeps header names, not their values, and
+    a base URL without the credentials in it (secrets, often), so those come from the command
+    again; a header or credentials the run used that the command does not give is a usage
+    error."""
     headers = stored.get("headers") or {}
     supplied = given.get("headers") or {}
     missing = [
@@ -143,12 +147,27 @@ def restored_headers(stored: dict[str, Any], given: dict[str, Any], run_id: str)
             f"run {run_id} sent the header(s) {', '.join(missing)}, whose values are not "
             "stored: give them again with --header NAME=VALUE to resume it"
         )
-    if not headers:
-        return stored
-    return {
-        **stored,
-        "headers": {name: supplied.get(name, value) for name, value in headers.items()},
-    }
+    flags = dict(stored)
+    if headers:
+        flags["headers"] = {name: supplied.get(name, value) for name, value in headers.items()}
+    url = stored.get("base_url")
+    if isinstance(url, str) and f"{REDACTED}@" in url:
+        again = given.get("base_url")
+        if not isinstance(again, str):
+            raise UsageError(
+                f"run {run_id} called {url}, whose credentials are not stored: give them "
+                "again with --base-url to resume it"
+            )
+        if redacted_url(again) != url:
+            raise UsageError(f"--base-url {redacted_url(again)}: run {run_id} called {url}")
+        flags["base_url"] = again
+    return flags
+
+
+def peak_concurrency(config: RunConfig) -> int:
+    """The most trials the run has at once: --concurrency, or its highest load level."""
+    levels = [Variant.parse(key).load or 0 for key in config.variants]
+    return max([config.concurrency, *levels])
 
 
 def fingerprint(suite: Suite, config: RunConfig, identities: list[str]) -> str:
@@ -218,13 +237,14 @@ async def run_suite(
             )
         config = stored.config.with_(
             concurrency=request.concurrency or stored.config.concurrency,
-            model_flags=restored_headers(stored.config.model_flags, request.model_flags, resume),
+            model_flags=restored_secrets(stored.config.model_flags, request.model_flags, resume),
         )
     else:
         config = settings(suite, request)
-    agents = resolve_agents(config.agent, config.models, suite, config.model_flags)
+    peak = peak_concurrency(config)
+    agents = resolve_agents(config.agent, config.models, suite, config.model_flags, peak)
     by_model = {a.model: a for a in agents}
-    user_identity, make_user = resolve_user(config.user_model, suite, config.model_flags)
+    user_identity, make_user = resolve_user(config.user_model, suite, config.model_flags, peak)
     tasks = [suite.task(t) for t in config.tasks]
     expected = await expected_hashes(suite, tasks)
     print_id = fingerprint(suite, config, [a.identity for a in agents] + [user_identity])
@@ -279,10 +299,14 @@ async def run_suite(
         budget.add(result.cost_usd)
         on_result(result)
 
-    for key, setup in setups.items():
-        batch = [s for s in todo if s.variant == key]
-        concurrency = setup.concurrency or config.concurrency
-        await execute(batch, one, concurrency, record, budget.reached)
+    try:
+        with fewer_collections():
+            for key, setup in setups.items():
+                batch = [s for s in todo if s.variant == key]
+                concurrency = setup.concurrency or config.concurrency
+                await execute(batch, one, concurrency, record, budget.reached)
+    finally:
+        await close_shared()  # the run's connections to model providers
     if budget.reached():
         store.annotate(run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}")
     else:
@@ -294,6 +318,22 @@ async def run_suite(
         summary=stored_summary(store, run_id),
         stopped=budget.reached(),
     )
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """While trials run, collect garbage less often and never scan what was built before
+    (modules, the suite, the clients): with hundreds of trials in flight, Python's default
+    collections stalled every trial, up to 0.3 s at a time and ~8% of the run in all
+    (bench/headline.py). Memory stays flat: trials still free what they made."""
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 @dataclass
