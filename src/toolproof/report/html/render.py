@@ -36,13 +36,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Text, case, select, type_coerce
+from sqlalchemy import LargeBinary, Text, case, select, type_coerce
 
 from toolproof import __version__
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.metrics.summary import ModelSummary, RunSummary, run_summary
-from toolproof.store.journal import Store
+from toolproof.store import payload
+from toolproof.store.journal import OUTCOME_COLUMNS, Store
 from toolproof.store.queries import task_metas
 from toolproof.store.schema import trials
 
@@ -220,13 +221,13 @@ def _trial_rows(
 ) -> tuple[list[dict[str, Any]], list[int]]:
     """A run's trial rows as `Store.outcomes` gives them (same keys, same order) and their
     row ids, read in one pass: JSON columns come as text and are parsed with orjson, and the
-    whole record of each trial that did not pass goes to the packer (its grid index is
-    `first_index` plus its position: the grid keeps this order)."""
-    columns = [c for c in trials.c if c.name not in ("result", "id")]
-    names = ("id", *(c.name for c in columns))
+    whole record of each trial that did not pass goes to the packer as its JSON text, never
+    parsed (its grid index is `first_index` plus its position: the grid keeps this order)."""
+    columns = [trials.c[name] for name in OUTCOME_COLUMNS]
+    names = ("id", *OUTCOME_COLUMNS)
     selected = [type_coerce(c, Text) if c.name in _JSON_COLUMNS else c for c in columns]
     failing_record = case(
-        (trials.c.outcome != "passed", type_coerce(trials.c.result, Text)), else_=None
+        (trials.c.outcome != "passed", type_coerce(trials.c.result, LargeBinary)), else_=None
     )
     query = (
         select(trials.c.id, *selected, failing_record)
@@ -248,8 +249,8 @@ def _trial_rows(
                     row[latency] = loads(value)
                 if isinstance(value := row[conditions], str | bytes):
                     row[conditions] = loads(value)
-                if (text := record[-1]) is not None and not packer.full:
-                    packer.add(first_index + len(rows), text)
+                if (stored := record[-1]) is not None and not packer.full:
+                    packer.add(first_index + len(rows), payload.json_bytes(stored))
                 rows.append(row)
     return rows, ids
 
@@ -457,17 +458,17 @@ def _pack_passing(store: Store, collected: _Collected, packer: _Packer) -> None:
     codes, ranks, row_ids = collected.codes, collected.ranks, collected.row_ids
     passing = [i for i, code in enumerate(codes) if code == "p"]
     passing.sort(key=lambda i: (ranks[i] >> 2, i))
-    column = type_coerce(trials.c.result, Text)
+    column = type_coerce(trials.c.result, LargeBinary)
     with store.engine.connect() as conn:
         for start in range(0, len(passing), _FETCH_BATCH):
             if packer.full:
                 return
             batch = passing[start : start + _FETCH_BATCH]
             query = select(trials.c.id, column).where(trials.c.id.in_([row_ids[i] for i in batch]))
-            texts: dict[int, Any] = {row_id: text for row_id, text in conn.execute(query)}
+            texts = {row_id: stored for row_id, stored in conn.execute(query)}
             for i in batch:
                 if row_ids[i] in texts:
-                    packer.add(i, texts[row_ids[i]])
+                    packer.add(i, payload.json_bytes(texts[row_ids[i]]))
 
 
 # ---------------------------------------------------------------- page
