@@ -17,15 +17,18 @@ from typing import Any
 
 import orjson
 from sqlalchemy import (
+    JSON,
     Connection,
     Engine,
     Select,
+    Text,
     create_engine,
     event,
     func,
     inspect,
     select,
     text,
+    type_coerce,
     update,
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -302,14 +305,22 @@ class Store:
     def outcomes(self, run_id: str) -> list[dict[str, Any]]:
         """The light columns of every trial of a run (no transcripts), in trial order."""
         columns = [trials.c[name] for name in OUTCOME_COLUMNS]
+        parsed = [i for i, c in enumerate(columns) if isinstance(c.type, JSON)]
         query = (
-            select(*columns)
+            select(*(type_coerce(c, Text) if isinstance(c.type, JSON) else c for c in columns))
             .where(trials.c.run_id == run_id)
             .order_by(trials.c.variant, trials.c.model, trials.c.task_id, trials.c.trial)
         )
-        names = [c.name for c in columns]
-        with self.engine.connect() as conn:  # plain tuples: mappings cost 3x on 100k rows
-            return [dict(zip(names, row, strict=True)) for row in conn.execute(query)]
+        # All rows at once as plain tuples, JSON parsed here: on 100,000 trials this takes a
+        # third of the time of mappings fetched one by one.
+        with self.engine.connect() as conn:
+            rows = [list(row) for row in conn.execute(query).all()]
+        loads = orjson.loads
+        for row in rows:
+            for i in parsed:
+                if isinstance(row[i], str | bytes):  # psycopg parses JSON itself
+                    row[i] = loads(row[i])
+        return [dict(zip(OUTCOME_COLUMNS, row, strict=True)) for row in rows]
 
     def results(self, run_id: str) -> Iterator[tuple[int, TrialResult]]:
         """(row id, full result) for every trial of a run, streamed."""

@@ -221,8 +221,8 @@ def _trial_rows(
 ) -> tuple[list[dict[str, Any]], list[int]]:
     """A run's trial rows as `Store.outcomes` gives them (same keys, same order) and their
     row ids, read in one pass: JSON columns come as text and are parsed with orjson, and the
-    whole record of each trial that did not pass goes to the packer as its JSON text, never
-    parsed (its grid index is `first_index` plus its position: the grid keeps this order)."""
+    whole record of each trial that did not pass goes to the packer as stored, never parsed
+    (its grid index is `first_index` plus its position: the grid keeps this order)."""
     columns = [trials.c[name] for name in OUTCOME_COLUMNS]
     names = ("id", *OUTCOME_COLUMNS)
     selected = [type_coerce(c, Text) if c.name in _JSON_COLUMNS else c for c in columns]
@@ -250,7 +250,7 @@ def _trial_rows(
                 if isinstance(value := row[conditions], str | bytes):
                     row[conditions] = loads(value)
                 if (stored := record[-1]) is not None and not packer.full:
-                    packer.add(first_index + len(rows), payload.json_bytes(stored))
+                    packer.add(first_index + len(rows), stored)
                 rows.append(row)
     return rows, ids
 
@@ -375,8 +375,16 @@ GZIP_LEVEL = 3
 """Fast, and close to level 6 on chunks of similar records (the window finds the repeats)."""
 
 
-def _pack(raw: bytes) -> str:
-    """gzip (the format DecompressionStream reads; header time 0, so output is stable)."""
+STORED_RATIO = 3
+"""About how much larger a trial's record is than its stored, compressed form: how stored
+bytes count toward CHUNK_RAW_BYTES before a worker opens them."""
+
+
+def _pack(stored: list[bytes]) -> str:
+    """Stored records opened and joined as a JSON list, then gzip (the format
+    DecompressionStream reads; header time 0, so output is stable). Runs in a worker: zlib
+    lets the other threads go on meanwhile."""
+    raw = b"[" + b",".join(payload.json_bytes(record) for record in stored) + b"]"
     return base64.b64encode(zlib.compress(raw, GZIP_LEVEL, wbits=31)).decode("ascii")
 
 
@@ -403,27 +411,23 @@ class _Packer:
     def __exit__(self, *_: object) -> None:
         self.finish()
 
-    def add(self, index: int, record: str | bytes | Any) -> None:
-        """Add the record (JSON text, or already parsed) of the trial at a grid index."""
+    def add(self, index: int, stored: bytes | str) -> None:
+        """Add the record of the trial at a grid index as the store holds it (compressed,
+        or JSON text in an older store); the workers open it."""
         if self.full:
             return
-        if isinstance(record, str):
-            text = record.encode("utf-8")
-        elif isinstance(record, bytes):
-            text = record
-        else:
-            text = orjson.dumps(record)
+        record = payload.stored_bytes(stored)
         self._indices.append(index)
-        self._parts.append(text)
-        self._size += len(text) + 1
+        self._parts.append(record)
+        plain = record[:1] in (b"{", b"[")
+        self._size += len(record) * (1 if plain else STORED_RATIO) + 1
         if len(self._indices) >= CHUNK_TRIALS or self._size >= CHUNK_RAW_BYTES:
             self._close_chunk()
 
     def _close_chunk(self) -> None:
         if not self._indices:
             return
-        raw = b"[" + b",".join(self._parts) + b"]"
-        self._pending.append((self._indices, self._pool.submit(_pack, raw)))
+        self._pending.append((self._indices, self._pool.submit(_pack, self._parts)))
         self._indices, self._parts, self._size = [], [], 0
         while len(self._pending) > 2 * self._workers and not self.full:
             self._settle()
@@ -468,7 +472,7 @@ def _pack_passing(store: Store, collected: _Collected, packer: _Packer) -> None:
             texts = {row_id: stored for row_id, stored in conn.execute(query)}
             for i in batch:
                 if row_ids[i] in texts:
-                    packer.add(i, payload.json_bytes(texts[row_ids[i]]))
+                    packer.add(i, texts[row_ids[i]])
 
 
 # ---------------------------------------------------------------- page
