@@ -27,7 +27,7 @@ from toolproof.cli.options import (
     parse_k,
     parse_pair,
 )
-from toolproof.cli.output import console, errors, finish, with_threshold_ks
+from toolproof.cli.output import console, errors, finish, with_threshold_ks, writable
 from toolproof.errors import UsageError
 from toolproof.models.registry import DEFAULT_MODEL
 from toolproof.records import RunRecord
@@ -169,11 +169,17 @@ def run(
     json_path: JsonOpt = None,
     fail_under: FailUnderOpt = None,
     infra_errors: InfraOpt = "fail",
-    resume: Annotated[str | None, typer.Option(help="Run id to resume.")] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Run to resume: its id, the start of it, or 'latest'.")
+    ] = None,
     fresh: Annotated[bool, typer.Option(help="Start a new run even if one can resume.")] = False,
 ) -> None:
     """Run every task many times and report pass^k; an unfinished same run is resumed."""
+    writable(json_path, "--json")
     journal = Store(store)
+    journal.check_sound()  # a damaged store is refused before the suite even loads
+    if resume:
+        resume = journal.resolve(resume)
     if suite is None:
         if not resume:
             raise UsageError("give a SUITE folder, or --resume RUN_ID")
@@ -294,7 +300,7 @@ def suite_folder(run: RunRecord, hint: str) -> Path:
 
 
 def regrade(
-    run_id: Annotated[str, typer.Argument(help="The run to re-grade.")],
+    run_id: Annotated[str, typer.Argument(help="The run to re-grade (id, its start, 'latest').")],
     suite: Annotated[Path | None, typer.Option(help="Suite folder [the run's own].")] = None,
     store: StoreOpt = None,
     json_path: JsonOpt = None,
@@ -303,11 +309,14 @@ def regrade(
     from toolproof.runner.regrade import regrade_run
     from toolproof.runtime import services_on_demand
 
+    writable(json_path, "--json")
     journal = open_existing(store)
+    run_id = journal.resolve(run_id)
     path = suite or suite_folder(journal.run(run_id), "give it with --suite")
     with services_on_demand():  # no live system is called: start none it can do without
         loaded = load_suite(path)
-    changed = asyncio.run(regrade_run(loaded, journal, run_id))
+    with journal.lease(run_id):  # not while a process is still running it
+        changed = asyncio.run(regrade_run(loaded, journal, run_id))
     console.print(f"re-graded run {run_id}: {changed} trial outcomes changed")
     finish(stored_summary(journal, run_id), json_path, None)
 

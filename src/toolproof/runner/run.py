@@ -13,7 +13,7 @@ from typing import Any
 from toolproof import __version__
 from toolproof.agents.registry import resolve_agents, resolve_user
 from toolproof.ci.audit import REDACTED, record_manifest, redacted_config, redacted_url
-from toolproof.errors import Problem, SuiteError, UsageError
+from toolproof.errors import Problem, StoreError, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy, RunSummary
 from toolproof.models.http import close_shared
 from toolproof.records import RunConfig
@@ -24,7 +24,7 @@ from toolproof.runner.plan import TrialSpec, plan
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.source import Task
-from toolproof.store.journal import Store
+from toolproof.store.journal import NewRun, Store
 from toolproof.store.queries import stored_summary
 from toolproof.suite.loaded import Suite
 
@@ -246,72 +246,83 @@ async def run_suite(
     by_model = {a.model: a for a in agents}
     user_identity, make_user = resolve_user(config.user_model, suite, config.model_flags, peak)
     tasks = [suite.task(t) for t in config.tasks]
-    expected = await expected_hashes(suite, tasks)
-    print_id = fingerprint(suite, config, [a.identity for a in agents] + [user_identity])
-    run_id = resume or (None if fresh else store.latest(print_id, unfinished=True))
-    resumed = run_id is not None
-    if run_id is None:
-        run_id = store.create_run(
-            suite_name=suite.name,
-            suite_version=suite.file.version,
-            suite_hash=suite.content_hash,
-            fingerprint=print_id,
-            agent=", ".join(a.label for a in agents),
-            config=redacted_config(config),
-            tasks=task_rows(suite, tasks),
-            version=__version__,
-        )
     setups = {
         key: VariantSetup(suite, Variant.parse(key), config.time_scale) for key in config.variants
     }
-    models = [a.model for a in agents]
-    specs = [
-        spec
-        for key in config.variants
-        for spec in plan(tasks, config.trials, config.seed, models, key)
-    ]
-    done = store.done(run_id)
-    todo: list[TrialSpec] = [s for s in specs if s.key not in done]
-    on_start(
-        RunStart(run_id=run_id, total=len(specs), done=len(specs) - len(todo), resumed=resumed)
+    expected = await expected_hashes(suite, tasks)
+    new = NewRun(
+        suite_name=suite.name,
+        suite_version=suite.file.version,
+        suite_hash=suite.content_hash,
+        fingerprint=fingerprint(suite, config, [a.identity for a in agents] + [user_identity]),
+        agent=", ".join(a.label for a in agents),
+        config=redacted_config(config),
+        tasks=task_rows(suite, tasks),
+        version=__version__,
     )
-
-    async def one(spec: TrialSpec) -> TrialResult:
-        agent = by_model[spec.model]
-        task = suite.task(spec.task_id)
-        return await run_trial(
-            Trial(
-                spec=spec,
-                suite=suite,
-                agent=agent.factory,
-                agent_label=agent.label,
-                expected_hash=expected[spec.task_id],
-                max_steps=config.max_steps,
-                user=make_user,
-                conditions=setups[spec.variant].conditions(task, spec.seed),
+    # Everything is checked by now: only a run that can go ahead is created (or taken over).
+    with store.open_run(new, resume=resume, fresh=fresh) as lease:
+        run_id = lease.run_id
+        models = [a.model for a in agents]
+        specs = [
+            spec
+            for key in config.variants
+            for spec in plan(tasks, config.trials, config.seed, models, key)
+        ]
+        done = store.done(run_id)
+        todo: list[TrialSpec] = [s for s in specs if s.key not in done]
+        on_start(
+            RunStart(
+                run_id=run_id, total=len(specs), done=len(specs) - len(todo), resumed=lease.resumed
             )
         )
 
-    budget = Budget(config.max_cost, store.spent(run_id))
+        async def one(spec: TrialSpec) -> TrialResult:
+            agent = by_model[spec.model]
+            task = suite.task(spec.task_id)
+            return await run_trial(
+                Trial(
+                    spec=spec,
+                    suite=suite,
+                    agent=agent.factory,
+                    agent_label=agent.label,
+                    expected_hash=expected[spec.task_id],
+                    max_steps=config.max_steps,
+                    user=make_user,
+                    conditions=setups[spec.variant].conditions(task, spec.seed),
+                )
+            )
 
-    def record(result: TrialResult) -> None:
-        store.write(run_id, result)
-        budget.add(result.cost_usd)
-        on_result(result)
+        budget = Budget(config.max_cost, store.spent(run_id))
 
-    try:
-        with fewer_collections():
-            for key, setup in setups.items():
-                batch = [s for s in todo if s.variant == key]
-                concurrency = setup.concurrency or config.concurrency
-                await execute(batch, one, concurrency, record, budget.reached)
-    finally:
-        await close_shared()  # the run's connections to model providers
-    if budget.reached():
-        store.annotate(run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}")
-    else:
-        store.finish(run_id)
-        record_manifest(store, run_id)
+        def record(result: TrialResult) -> None:
+            store.write(run_id, result)
+            budget.add(result.cost_usd)
+            on_result(result)
+
+        def stop() -> bool:
+            return budget.reached() or lease.lost.is_set()
+
+        try:
+            with fewer_collections():
+                for key, setup in setups.items():
+                    batch = [s for s in todo if s.variant == key]
+                    concurrency = setup.concurrency or config.concurrency
+                    await execute(batch, one, concurrency, record, stop)
+        finally:
+            await close_shared()  # the run's connections to model providers
+        if lease.lost.is_set():
+            raise StoreError(
+                f"run {run_id} was taken over by another process while this one was stalled "
+                "past its lease; the trials recorded so far are kept"
+            )
+        if budget.reached():
+            store.annotate(
+                run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}"
+            )
+        else:
+            store.finish(run_id)
+            record_manifest(store, run_id)
     return RunReport(
         run_id=run_id,
         ran=len(store.done(run_id)) - (len(specs) - len(todo)),
