@@ -320,6 +320,8 @@ def test_models_are_interleaved_so_every_model_has_calls_in_flight(
         second = ["--model", "openai-compatible/bad", "--trials", "2", "--concurrency", "2"]
         done = run_good(priced, url, tmp_path / "s.db", *second)
     assert done.returncode == 0, done.stderr
-    # two trials at a time: from the start, one of each model (not both tasks of one)
-    assert sorted(b["model"] for b in seen.bodies[:2]) == ["bad", "good"]
+    # Two trials at a time, one of each model: a plan that took every task of one model first
+    # would have two calls of that model in flight at once. (The order in which the first
+    # requests arrive is not asserted: on a loaded machine one trial may start late.)
     assert server.peak == {"good": 1, "bad": 1}
+    assert {b["model"] for b in seen.bodies} == {"good", "bad"}

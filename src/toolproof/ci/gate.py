@@ -30,7 +30,7 @@ from toolproof.errors import SuiteError, UsageError
 from toolproof.metrics.comparison import Comparison
 from toolproof.metrics.summary import RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
-from toolproof.report.format import fmt, fmt_p, score_parts
+from toolproof.report.format import fmt, p_phrase, score_parts
 from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.spec.source import SUITE_FILE, shown, validation_problems
 from toolproof.spec.yamlload import load_yaml
@@ -360,7 +360,7 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
                 bad = drop and m.significant
                 interval = f"[{fmt(m.low, signed=True)}, {fmt(m.high, signed=True)}]"
                 test = (
-                    f"p = {fmt_p(m.p_value)} over {v.task_count} tasks, "
+                    f"{p_phrase(m.p_value)} over {v.task_count} tasks, "
                     f"{1 - comparison.alpha:.0%} CI {interval}"
                 )
                 detail = f"{m.name} {fmt(m.a)} → {fmt(m.b)} (Δ {fmt(delta, signed=True)}, {test})"

@@ -18,7 +18,7 @@ from toolproof.metrics.summary import InfraPolicy, RunSummary
 from toolproof.models.http import close_shared
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
-from toolproof.runner.gold import replay_gold
+from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.local import execute
 from toolproof.runner.plan import TrialSpec, plan
 from toolproof.runner.trial import Trial, run_trial
@@ -204,14 +204,15 @@ def task_rows(suite: Suite, tasks: list[Task]) -> list[dict[str, Any]]:
     return rows
 
 
-async def expected_hashes(suite: Suite, tasks: list[Task]) -> dict[str, str | None]:
-    """Replay every task's gold actions once; a failing gold action is a suite error."""
-    out: dict[str, str | None] = {}
+async def gold_replays(suite: Suite, tasks: list[Task]) -> dict[str, GoldReplay]:
+    """Replay every task's gold actions; a failing or unrepeatable gold replay is a suite
+    error."""
+    out: dict[str, GoldReplay] = {}
     problems: list[Problem] = []
     for task in tasks:
         replay = await replay_gold(suite, task)
         problems.extend(Problem(task.source, task.line, e) for e in replay.errors)
-        out[task.id] = replay.hash
+        out[task.id] = replay
     if problems:
         raise SuiteError(problems)
     return out
@@ -249,7 +250,7 @@ async def run_suite(
     setups = {
         key: VariantSetup(suite, Variant.parse(key), config.time_scale) for key in config.variants
     }
-    expected = await expected_hashes(suite, tasks)
+    expected = await gold_replays(suite, tasks)
     new = NewRun(
         suite_name=suite.name,
         suite_version=suite.file.version,
@@ -286,7 +287,8 @@ async def run_suite(
                     suite=suite,
                     agent=agent.factory,
                     agent_label=agent.label,
-                    expected_hash=expected[spec.task_id],
+                    expected_hash=expected[spec.task_id].hash,
+                    expected_changes=expected[spec.task_id].changes,
                     max_steps=config.max_steps,
                     user=make_user,
                     conditions=setups[spec.variant].conditions(task, spec.seed),
