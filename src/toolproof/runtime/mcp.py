@@ -26,19 +26,18 @@ import tempfile
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import httpx2
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, CallToolResult, ContentBlock
 
 from toolproof.errors import InfraError
 from toolproof.runtime.processes import with_stderr
 from toolproof.tools.base import ToolResult
 from toolproof.tools.mcp import DiscoveredTool
+
+if TYPE_CHECKING:  # the SDK is imported when a connection is made: most commands never need it
+    from mcp import Client
+    from mcp_types import CallToolResult, ContentBlock
 
 STDERR_KEEP = 64_000
 
@@ -69,6 +68,8 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 def describe(exc: BaseException) -> str:
     """An exception (or the leaves of an exception group) in one line."""
+    from mcp.shared.exceptions import MCPError
+
     parts = []
     for leaf in _leaves(exc):
         text = str(leaf).strip() or type(leaf).__name__
@@ -136,6 +137,10 @@ class MCPConnection:
 
     async def _own(self) -> None:
         """Enter the transport and the client, hold them until stopped, then leave them."""
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
         try:
             async with AsyncExitStack() as stack:
                 if self.launch.command is not None:
@@ -171,6 +176,9 @@ class MCPConnection:
 
     async def list_tools(self) -> list[DiscoveredTool]:
         """Every tool the server serves (all pages)."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
         client = self._client()
         found: list[DiscoveredTool] = []
         cursor: str | None = None
@@ -211,6 +219,9 @@ class MCPConnection:
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Call one tool; tool and protocol errors come back as error results."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
         client = self._client()
         assert self._owner is not None
         call = asyncio.create_task(client.call_tool(name, arguments))
