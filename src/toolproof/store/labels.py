@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, select
 
+from toolproof.results import TrialResult
+from toolproof.spec.models import OUTCOME_LABEL
 from toolproof.store.journal import Store, now
 from toolproof.store.schema import labels
 
@@ -88,3 +90,19 @@ def run_labels(store: Store, run_id: str) -> list[Label]:
             )
             for row in conn.execute(query)
         ]
+
+
+def trial_items(result: TrialResult) -> list[tuple[str, bool, str]]:
+    """What people label on a trial, with the automated verdict and its reason: the outcome
+    (the code graders' and the judge's verdict together) and each rubric criterion. A trial
+    that ended in an infra error has no verdict to check, so nothing."""
+    if result.outcome == "infra_error":
+        return []
+    items = [(OUTCOME_LABEL, result.outcome == "passed", result.reason or "every check held")]
+    if result.judge is not None:
+        items += [(c.name, c.passed, c.explanation) for c in result.judge.criteria]
+    return items
+
+
+def trial_key(result: TrialResult) -> TrialKey:
+    return (result.variant, result.model, result.task_id, result.trial)
