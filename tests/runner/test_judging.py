@@ -250,3 +250,66 @@ def test_regrade_reuses_recorded_verdicts_and_rejudges_only_when_asked(tmp_path:
     results = stored(db)
     assert [r.outcome for r in results] == ["failed", "failed"]
     assert results[0].reason == "rubric: criterion 'polite' failed: curt"
+
+
+def test_validate_without_a_judge_never_calls_a_rubric_only_task_sound(tmp_path: Path) -> None:
+    rubric_only = (
+        "  - id: tone\n"
+        "    user: {opening: 'Where is order B?'}\n"
+        "    expect:\n"
+        "      rubric: {polite: Is polite to the user}\n"
+    )
+    suite = suite_with_rubric(tmp_path / "suite", "http://127.0.0.1:9/v1")
+    text = (suite / "suite.yaml").read_text()
+    (suite / "suite.yaml").write_text(text.replace("defaults:", rubric_only + "defaults:"))
+    only = toolproof("validate", str(suite), "--tasks", "tone")
+    assert only.returncode == 1
+    assert "the null agent passes it" in only.stderr
+    assert "(its rubric was not judged: give --judge-model)" in only.stderr
+    coded = toolproof("validate", str(suite), "--tasks", "status")
+    assert coded.returncode == 0, coded.stderr
+    assert "task 'status': its rubric was not judged (no judge model)" in coded.stderr
+    assert "by code alone: 1 rubric(s) not judged" in coded.stdout
+
+
+def test_validate_with_a_judge_judges_the_oracle_and_the_baselines(tmp_path: Path) -> None:
+    def judge(name: str, n: int) -> tuple[int, dict[str, Any]]:
+        return verdict(True)
+
+    with model_server(scripted(judge)) as (url, seen):
+        suite = suite_with_rubric(tmp_path / "suite", url)
+        done = toolproof("validate", str(suite), "--tasks", "status", "--judge-model", JUDGE)
+    assert done.returncode == 0, done.stderr
+    assert "not judged" not in done.stdout + done.stderr
+    assert len(seen.bodies) >= 2  # the oracle's two criteria at least (failed baselines stop)
+
+
+def test_a_rubric_criterion_may_not_be_called_outcome(tmp_path: Path) -> None:
+    suite = suite_with_rubric(
+        tmp_path / "suite",
+        "http://127.0.0.1:9/v1",
+        "      must_say: [shipped]\n      rubric: {outcome: Is polite}\n",
+    )
+    done = toolproof("validate", str(suite))
+    assert done.returncode == 2
+    assert "suite.yaml:" in done.stderr and "criterion name 'outcome'" in done.stderr
+
+
+def test_the_label_template_has_a_row_per_trial_and_rubric_criterion(tmp_path: Path) -> None:
+    out, db = tmp_path / "out.json", tmp_path / "s.db"
+    with model_server(scripted(lambda name, n: verdict(name == "polite", "no"))) as (url, _):
+        suite = suite_with_rubric(tmp_path / "suite", url)
+        assert run_status(suite, db, out, "--judge-model", JUDGE).returncode == 0
+    template = tmp_path / "labels.csv"
+    done = toolproof("label", "latest", "--export", str(template), "--store", str(db))
+    assert done.returncode == 0, done.stderr
+    rows = [line.split(",") for line in template.read_text().splitlines()[1:]]
+    assert [(r[0], r[3], r[4], r[5]) for r in rows] == [
+        (task, trial, criterion, automated)
+        for task, trial in (("status", "0"), ("status", "1"))
+        for criterion, automated in (
+            ("outcome", "fail"),
+            ("polite", "pass"),
+            ("names_status", "fail"),
+        )
+    ]
