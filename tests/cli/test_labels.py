@@ -150,3 +150,14 @@ def test_label_without_a_labeller_is_a_usage_error(oracle_run: tuple[Path, str])
     done = toolproof("label", "latest", "--store", db)
     assert done.returncode == 2
     assert "give --labeller NAME" in done.stderr
+
+
+def test_a_label_file_that_is_not_text_is_one_located_line(
+    oracle_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    db, _ = oracle_run
+    binary = tmp_path / "labels.csv"
+    binary.write_bytes(b"task_id,variant\n\xff\xfe\x00garbage\n")
+    done = toolproof("label", "latest", "--import", binary, "--store", db)
+    assert done.returncode == 2
+    assert f"{binary}:" in done.stderr and "not a UTF-8 CSV file" in done.stderr

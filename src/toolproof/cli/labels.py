@@ -124,16 +124,20 @@ def import_labels(journal: Store, run_id: str, path: Path) -> int:
     labels: list[Label] = []
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise SuiteError.at(path, 1, f"missing column(s) {', '.join(missing)}")
-        for row in reader:
-            line = reader.line_num
-            found = _row_label(row, known, run_id)
-            if isinstance(found, str):
-                problems.append(Problem(str(path), line, found))
-            elif found is not None:
-                labels.append(found)
+        try:
+            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise SuiteError.at(path, 1, f"missing column(s) {', '.join(missing)}")
+            for row in reader:
+                found = _row_label(row, known, run_id)
+                if isinstance(found, str):
+                    problems.append(Problem(str(path), reader.line_num, found))
+                elif found is not None:
+                    labels.append(found)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise SuiteError.at(
+                path, reader.line_num + 1, f"not a UTF-8 CSV file ({exc})"
+            ) from None
     if problems:
         raise SuiteError(problems)
     return save_labels(journal, run_id, labels)

@@ -8,6 +8,8 @@ upgraded in place when opened (`journal.Store`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -67,15 +69,23 @@ run_tasks = Table(
     Column("tools", JSON, nullable=False),
 )
 
+
+def trial_key() -> list[Column[Any]]:
+    """A row id and which trial of which run: how a trial and its labels are keyed."""
+    return [
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(40), ForeignKey("runs.id"), nullable=False),
+        Column("variant", String(200), nullable=False),
+        Column("model", String(200), nullable=False),
+        Column("task_id", String(200), nullable=False),
+        Column("trial", Integer, nullable=False),
+    ]
+
+
 trials = Table(
     "trials",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False),
-    Column("variant", String(200), nullable=False),
-    Column("model", String(200), nullable=False),
-    Column("task_id", String(200), nullable=False),
-    Column("trial", Integer, nullable=False),
+    *trial_key(),
     Column("seed", BigInteger, nullable=False),
     Column("outcome", String(20), nullable=False),
     Column("reason", Text, nullable=False),
@@ -114,12 +124,7 @@ the holder is a process of the same host that no longer exists."""
 labels = Table(
     "labels",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False),
-    Column("variant", String(200), nullable=False),
-    Column("model", String(200), nullable=False),
-    Column("task_id", String(200), nullable=False),
-    Column("trial", Integer, nullable=False),
+    *trial_key(),
     Column("criterion", String(200), nullable=False),
     Column("labeller", String(200), nullable=False),
     Column("label", String(10), nullable=False),
