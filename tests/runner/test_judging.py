@@ -9,11 +9,12 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import Raw, completion, model_server
+from servers import Raw, Seen, completion, model_server
 from support import MINI_FILES, edit, write_files
 
 from toolproof.store import Store
@@ -89,16 +90,32 @@ def stored(store: Path) -> list[Any]:
     return sorted((r for _, r in journal.results(run_id)), key=lambda r: r.trial)
 
 
+@dataclass
+class Judged:
+    """A judged run of the status task: its stored trials, what the judge server saw, the
+    command's output and its JSON summary."""
+
+    results: list[Any]
+    seen: Seen
+    done: subprocess.CompletedProcess[str]
+    summary: dict[str, Any]
+
+
+def judged_run(tmp_path: Path, judge: Judge, *extra: str, rubric: str = RUBRIC) -> Judged:
+    out, db = tmp_path / "out.json", tmp_path / "s.db"
+    with model_server(scripted(judge)) as (url, seen):
+        suite = suite_with_rubric(tmp_path / "suite", url, rubric)
+        done = run_status(suite, db, out, "--judge-model", JUDGE, *extra)
+    assert done.returncode == 0, done.stderr
+    return Judged(stored(db), seen, done, json.loads(out.read_text()))
+
+
 def test_a_rubric_every_criterion_passes_passes_and_its_verdicts_and_cost_are_recorded(
     tmp_path: Path,
 ) -> None:
-    out, db = tmp_path / "out.json", tmp_path / "s.db"
-    with model_server(scripted(lambda name, n: verdict(True))) as (url, seen):
-        suite = suite_with_rubric(tmp_path / "suite", url)
-        done = run_status(suite, db, out, "--judge-model", JUDGE)
-    assert done.returncode == 0, done.stderr
-    assert len(seen.bodies) == 4  # 2 trials x 2 criteria, one call each
-    results = stored(db)
+    run = judged_run(tmp_path, lambda name, n: verdict(True))
+    assert len(run.seen.bodies) == 4  # 2 trials x 2 criteria, one call each
+    results = run.results
     assert [r.outcome for r in results] == ["passed", "passed"]
     record = results[0].judge
     assert record is not None and record.model == JUDGE
@@ -113,23 +130,17 @@ def test_a_rubric_every_criterion_passes_passes_and_its_verdicts_and_cost_are_re
     assert (record.tokens_input, record.tokens_output) == (200, 20)
     per_call = (100 * 1.0 + 10 * 2.0) / 1_000_000
     assert record.cost_usd == pytest.approx(2 * per_call)
-    summary = json.loads(out.read_text())
-    assert summary["judge"] == {"model": JUDGE, "cost_usd": pytest.approx(4 * per_call)}
-    assert summary["metrics"]["cost_usd"] == 0.0  # the oracle's own cost, the judge's apart
-    assert f"judge {JUDGE}: $0.0005" in done.stdout
+    assert run.summary["judge"] == {"model": JUDGE, "cost_usd": pytest.approx(4 * per_call)}
+    assert run.summary["metrics"]["cost_usd"] == 0.0  # the oracle's own, the judge's apart
+    assert f"judge {JUDGE}: $0.0005" in run.done.stdout
 
 
 def test_a_failed_required_criterion_fails_the_trial_naming_it(tmp_path: Path) -> None:
-    out, db = tmp_path / "out.json", tmp_path / "s.db"
 
     def judge(name: str, n: int) -> tuple[int, dict[str, Any]]:
         return verdict(name != "names_status", "the agent never said the order shipped")
 
-    with model_server(scripted(judge)) as (url, _):
-        suite = suite_with_rubric(tmp_path / "suite", url)
-        done = run_status(suite, db, out, "--judge-model", JUDGE)
-    assert done.returncode == 0, done.stderr
-    results = stored(db)
+    results = judged_run(tmp_path, judge).results
     assert [r.outcome for r in results] == ["failed", "failed"]
     assert results[0].reason == (
         "rubric: criterion 'names_status' failed: the agent never said the order shipped"
@@ -139,31 +150,22 @@ def test_a_failed_required_criterion_fails_the_trial_naming_it(tmp_path: Path) -
 def test_a_weighted_rubric_passes_above_its_threshold_despite_a_failed_criterion(
     tmp_path: Path,
 ) -> None:
-    out, db = tmp_path / "out.json", tmp_path / "s.db"
     rubric = RUBRIC.replace("required: true", "weight: 3") + "      rubric_pass: 0.75\n"
-    with model_server(scripted(lambda name, n: verdict(name != "polite"))) as (url, _):
-        suite = suite_with_rubric(tmp_path / "suite", url, rubric)
-        done = run_status(suite, db, out, "--judge-model", JUDGE)
-    assert done.returncode == 0, done.stderr
-    results = stored(db)
+    results = judged_run(tmp_path, lambda name, n: verdict(name != "polite"), rubric=rubric).results
     assert [r.outcome for r in results] == ["passed", "passed"]
     rubric_verdict = next(v for v in results[0].verdicts if v.grader == "rubric")
     assert rubric_verdict.reason == "score 0.75: passed despite polite"
 
 
 def test_a_malformed_judge_answer_is_asked_again(tmp_path: Path) -> None:
-    out, db = tmp_path / "out.json", tmp_path / "s.db"
 
     def judge(name: str, n: int) -> tuple[int, dict[str, Any]]:
         if n == 0:
             return 200, completion("Looks fine to me!")
         return verdict(True)
 
-    with model_server(scripted(judge)) as (url, seen):
-        suite = suite_with_rubric(tmp_path / "suite", url)
-        done = run_status(suite, db, out, "--judge-model", JUDGE, "--concurrency", "1")
-    assert done.returncode == 0, done.stderr
-    results = stored(db)
+    run = judged_run(tmp_path, judge, "--concurrency", "1")
+    results, seen = run.results, run.seen
     assert [r.outcome for r in results] == ["passed", "passed"]
     first = [r for r in results if r.judge and len(r.judge.criteria[0].answers) == 2]
     assert first and first[0].judge is not None
@@ -172,25 +174,19 @@ def test_a_malformed_judge_answer_is_asked_again(tmp_path: Path) -> None:
 
 
 def test_answers_that_stay_malformed_are_an_infra_error_not_a_verdict(tmp_path: Path) -> None:
-    out, db = tmp_path / "out.json", tmp_path / "s.db"
     reply = json.dumps({"verdict": "maybe", "explanation": "unsure"})
-    with model_server(scripted(lambda name, n: (200, completion(reply)))) as (url, _):
-        suite = suite_with_rubric(tmp_path / "suite", url)
-        done = run_status(suite, db, out, "--judge-model", JUDGE)
-    assert done.returncode == 0, done.stderr
-    results = stored(db)
+    run = judged_run(tmp_path, lambda name, n: (200, completion(reply)))
+    results = run.results
     assert [r.outcome for r in results] == ["infra_error", "infra_error"]
     assert results[0].judge is None
     assert results[0].reason.startswith(
         f"judge {JUDGE} on criterion 'polite': verdict 'maybe' is neither 'pass' nor 'fail' "
         "(3 answers;"
     )
-    summary = json.loads(out.read_text())
-    assert summary["counts"]["infra_error"] == 2 and summary["counts"]["passed"] == 0
+    assert run.summary["counts"]["infra_error"] == 2 and run.summary["counts"]["passed"] == 0
 
 
 def test_a_judge_server_error_is_retried_and_then_an_infra_error(tmp_path: Path) -> None:
-    out, db = tmp_path / "out.json", tmp_path / "s.db"
 
     def judge(name: str, n: int) -> tuple[int, dict[str, Any]]:
         if name == "polite" and n == 0:
@@ -199,11 +195,8 @@ def test_a_judge_server_error_is_retried_and_then_an_infra_error(tmp_path: Path)
             return 400, {"error": {"message": "bad judge request", "type": "invalid_request"}}
         return verdict(True)
 
-    with model_server(scripted(judge)) as (url, seen):
-        suite = suite_with_rubric(tmp_path / "suite", url)
-        done = run_status(suite, db, out, "--judge-model", JUDGE, "--concurrency", "1")
-    assert done.returncode == 0, done.stderr
-    results = stored(db)
+    run = judged_run(tmp_path, judge, "--concurrency", "1")
+    results, seen = run.results, run.seen
     assert [r.outcome for r in results] == ["infra_error", "infra_error"]
     assert "on criterion 'names_status'" in results[0].reason
     assert "bad judge request" in results[0].reason
