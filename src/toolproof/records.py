@@ -32,6 +32,7 @@ class RunConfig(BaseModel):
     )
     max_cost: int | float | None = None
     user_model: str | None = None
+    judge_model: str | None = Field(None, description="The model grading rubric criteria.")
     variants: list[str] = Field(default_factory=lambda: [""])
     score: dict[str, Any] = Field(default_factory=dict)
     time_scale: int | float = 1.0

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from toolproof.graders import Verdict
+from toolproof.graders.rubric import JudgeRecord
 from toolproof.models.base import Usage
 from toolproof.transcript import Transcript
 from toolproof.world import Change
@@ -42,4 +43,7 @@ class TrialResult(BaseModel):
     turns: int = 0
     conditions: dict[str, Any] = Field(
         default_factory=dict, description="Failed and recovered calls, loops, faults."
+    )
+    judge: JudgeRecord | None = Field(
+        None, description="The judge model's rubric verdicts, prompts, answers and cost."
     )

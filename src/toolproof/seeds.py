@@ -10,7 +10,8 @@ seed, so adding a fault rule never changes what the simulated user says:
   (OpenAI and compatible servers: `seed`; the embedded model: llama.cpp's sampler), unless
   the model's settings fix a seed;
 - `user`: the simulated user's model, one per turn, likewise;
-- `tools`: `ToolContext.seed`, for Python tools that draw random values.
+- `tools`: `ToolContext.seed`, for Python tools that draw random values;
+- `judge`: the judge model grading a rubric, one per call.
 
 Hooks and checks get the trial's own seed (`{seed}`, `TOOLPROOF_SEED`).
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-STREAMS = ("faults", "model", "user", "tools")
+STREAMS = ("faults", "model", "user", "tools", "judge")
 
 
 def stream_seed(trial_seed: int, stream: str, index: int = 0) -> int:

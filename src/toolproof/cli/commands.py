@@ -1,7 +1,8 @@
 """Every command, registered on one Typer app in the order `toolproof --help` lists them.
 
 One module per group of commands (`suite`: validate, run, regrade, schema; `results`: show,
-runs, report, view, import; `ci`: gate, compare, verify; `serve`: serve-tools), options
+runs, report, view, import; `ci`: gate, compare, verify; `serve`: serve-tools; `labels`:
+label, agreement), options
 declared once in `options`, printing in `output`.
 """
 
@@ -13,6 +14,7 @@ import typer
 
 from toolproof import __version__
 from toolproof.cli.ci import compare, gate, verify
+from toolproof.cli.labels import agreement_command, label
 from toolproof.cli.results import import_app, report, runs, show, view
 from toolproof.cli.serve import serve_tools
 from toolproof.cli.suite import regrade, run, schema, validate
@@ -41,5 +43,7 @@ app.add_typer(import_app, name="import")
 app.command("serve-tools")(serve_tools)
 for command in MORE:
     app.command()(command)
+app.command("label")(label)
+app.command("agreement")(agreement_command)
 
 __all__ = ["app"]

@@ -18,6 +18,7 @@ from toolproof.cli.options import (
     FaultsOpt,
     InfraOpt,
     JsonOpt,
+    JudgeModelOpt,
     KOpt,
     SeedOpt,
     StoreOpt,
@@ -38,16 +39,25 @@ from toolproof.store.queries import open_existing, stored_summary
 from toolproof.suite import load_suite
 
 
-def validate(suite: SuiteArg, tasks: TasksOpt = None) -> None:
+def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt = None) -> None:
     """Prove a suite sound: gold actions run, the oracle passes every task, and every
     adversarial baseline (null, recite-facts, echo-user, word-salad, read-all, fixed-reply)
-    fails every task."""
+    fails every task. Rubrics are judged only with a judge model."""
+    from toolproof.runner.judging import resolve_judge
     from toolproof.runner.validate import validate_conditions, validate_suite
 
     loaded = load_suite(suite)
     for warning in loaded.warnings:
         errors.print(f"[yellow]warning:[/] {warning}")
-    checks = asyncio.run(validate_suite(loaded, loaded.select(tasks)))
+    grader = resolve_judge(judge_model or loaded.file.judge, loaded, {})
+    checks = asyncio.run(validate_suite(loaded, loaded.select(tasks), grader))
+    for check in checks:
+        if check.rubric_unjudged:
+            errors.print(
+                f"[yellow]warning:[/] task '{check.task.id}': its rubric was not judged (no "
+                "judge model): graded by its code expectations alone; give --judge-model",
+                highlight=False,
+            )
     table = Table(
         title=f"{loaded.name} {loaded.file.version}: {len(checks)} tasks", title_justify="left"
     )
@@ -95,9 +105,11 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None) -> None:
         errors.print(f"[red]{summary}")
         raise typer.Exit(1)
     survivable = f", {len(conditions)} fault profiles and drift variants survivable"
+    unjudged = sum(c.rubric_unjudged for c in checks)
     console.print(
         f"[green]suite '{loaded.name}' is sound: {len(checks)} tasks checked"
         + (survivable if conditions else "")
+        + (f"[/] [yellow](by code alone: {unjudged} rubric(s) not judged)" if unjudged else "")
     )
 
 
@@ -148,6 +160,7 @@ def run(
         str | None,
         typer.Option(help="provider/model simulating every task's user (instead of scripts)."),
     ] = None,
+    judge_model: JudgeModelOpt = None,
     faults: FaultsOpt = None,
     drift: DriftOpt = None,
     load: Annotated[
@@ -205,6 +218,7 @@ def run(
         ),
         max_cost=max_cost,
         user_model=user_model,
+        judge_model=judge_model,
         faults=faults,
         drift=drift,
         load=parse_k(load, "--load") or [],
@@ -304,19 +318,32 @@ def regrade(
     suite: Annotated[Path | None, typer.Option(help="Suite folder [the run's own].")] = None,
     store: StoreOpt = None,
     json_path: JsonOpt = None,
+    rejudge: Annotated[
+        bool,
+        typer.Option(help="Ask the judge model again (by default recorded verdicts are used)."),
+    ] = False,
+    judge_model: JudgeModelOpt = None,
 ) -> None:
     """Re-grade a run's stored transcripts against the suite's current expectations."""
+    from toolproof.runner.judging import resolve_judge
     from toolproof.runner.regrade import regrade_run
     from toolproof.runtime import services_on_demand
 
     writable(json_path, "--json")
     journal = open_existing(store)
     run_id = journal.resolve(run_id)
-    path = suite or suite_folder(journal.run(run_id), "give it with --suite")
+    stored = journal.run(run_id)
+    path = suite or suite_folder(stored, "give it with --suite")
     with services_on_demand():  # no live system is called: start none it can do without
         loaded = load_suite(path)
+    if judge_model and not rejudge:
+        raise UsageError("--judge-model re-grades with a new judge only with --rejudge")
+    name = judge_model or stored.config.judge_model or loaded.file.judge
+    grader = resolve_judge(name, loaded, {}) if rejudge else None
     with journal.lease(run_id):  # not while a process is still running it
-        changed = asyncio.run(regrade_run(loaded, journal, run_id))
+        changed = asyncio.run(regrade_run(loaded, journal, run_id, grader=grader, rejudge=rejudge))
+        if grader is not None and grader.name != stored.config.judge_model:
+            journal.annotate(run_id, judge_model=grader.name)
     console.print(f"re-graded run {run_id}: {changed} trial outcomes changed")
     finish(stored_summary(journal, run_id), json_path, None)
 

@@ -93,6 +93,8 @@ class RunSummary(_Record):
     agent: str
     status: str
     stopped: str | None = None
+    judge: dict[str, Any] | None = None
+    """The judge model of a rubric and what it cost, apart from the agents' cost."""
     counts: Counts
     infra_errors: InfraPolicy
     k: list[int]
@@ -144,7 +146,17 @@ def run_summary(
     }
     if config.stopped is not None:
         head["stopped"] = config.stopped
+    if config.judge_model is not None:
+        head["judge"] = judge_cost(config.judge_model, rows)
     return RunSummary.model_validate({**head, **body})
+
+
+def judge_cost(model: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The judge's model and its cost over the run's trials: unknown (None) when its model
+    has no price, as an agent's cost is."""
+    costs = [row.get("judge_cost_usd") for row in rows]
+    known = None if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs))
+    return {"model": model, "cost_usd": known}
 
 
 def task_trials(

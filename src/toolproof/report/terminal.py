@@ -99,6 +99,10 @@ def summary_tables(summary: RunSummary) -> list[Table]:
     )
     if summary.stopped is not None:
         title += f"\nstopped early: {summary.stopped}"
+    if summary.judge is not None:
+        spent = summary.judge["cost_usd"]
+        shown = "not measured (no price)" if spent is None else _usd(spent)
+        title += f"\njudge {summary.judge['model']}: {shown}, apart from the cost below"
     if summary.skipped_k:
         title += f"\nnot computed (too few trials): k = {summary.skipped_k}"
     models = Table(title=title, title_justify="left")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolproof.graders import Evidence, Verdict, grade
+from toolproof.graders.rubric import JudgeRecord, grade_rubric
 from toolproof.metrics.recovery import trial_stats
 from toolproof.results import Outcome
 from toolproof.spec.source import Task
@@ -28,11 +29,12 @@ def judge(
     expected_hash: str | None,
     ended: str,
     failure: str = "",
+    rubric: JudgeRecord | None = None,
     expected_changes: Sequence[Change] = (),
 ) -> tuple[Outcome, str, list[Verdict]]:
     """Grade a finished conversation: (outcome, reason, verdicts). `failure` is why the
     agent's trial ended early (max steps, context overflow), which fails it whatever the
-    verdicts say."""
+    verdicts say; `rubric` is the judge model's verdicts on the task's rubric, if judged."""
     evidence = Evidence(
         transcript=transcript,
         lookup=world.lookup,
@@ -48,6 +50,8 @@ def judge(
         },
     )
     verdicts = grade(task.spec.expect, list(suite.file.policy_rules), evidence)
+    if rubric is not None:
+        verdicts += grade_rubric(task.spec.expect, rubric)
     if failure:
         return "failed", f"{ended}: {failure}", verdicts
     failed = [v for v in verdicts if not v.passed]

@@ -5,21 +5,69 @@ field a record derives from its transcript (outcome, reason, verdicts, usage, co
 condition statistics) is computed again, as a live trial computes it
 (`toolproof.runner.grading`). Trials that ended in an infrastructure error keep that
 outcome: no agent finished them.
+
+A rubric is graded from the judge verdicts the trial recorded, calling no model, as long as
+they were given for the task's current rubric (the same criteria, asked the same way);
+`rejudge` asks the judge model again for every trial with a rubric.
 """
 
 from __future__ import annotations
 
 from toolproof.ci.audit import record_manifest
-from toolproof.results import TrialResult
+from toolproof.errors import InfraError, UsageError
+from toolproof.graders import Verdict
+from toolproof.graders.rubric import JudgeRecord, judge_prompt
+from toolproof.results import Outcome, TrialResult
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.grading import derived, judge
+from toolproof.runner.judging import JudgeModel, goal, judge_rubric
+from toolproof.spec.source import Task
 from toolproof.store.journal import Store, now
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import EndEvent
 from toolproof.world import World
 
 
-async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
+def still_valid(task: Task, result: TrialResult) -> bool:
+    """Whether a trial's recorded judge verdicts answer the task's current rubric: each
+    criterion's prompt is the one it would be asked now."""
+    record, criteria = result.judge, task.spec.expect.criteria()
+    if record is None or [v.name for v in record.criteria] != list(criteria):
+        return False
+    return all(
+        v.prompt == judge_prompt(goal(task), result.transcript, v.name, criteria[v.name])
+        for v in record.criteria
+    )
+
+
+async def rubric_record(
+    task: Task, result: TrialResult, grader: JudgeModel | None, rejudge: bool
+) -> JudgeRecord | None:
+    """The judge verdicts a re-graded trial is graded with: recorded ones, or (`rejudge`)
+    new ones. Verdicts that no longer answer the rubric, without `rejudge`, are a usage error
+    (raised before anything is written)."""
+    if not task.spec.expect.rubric:
+        return None
+    if not rejudge:
+        if not still_valid(task, result):
+            raise UsageError(
+                f"task '{task.id}' trial {result.trial} has no judge verdicts for the task's "
+                "current rubric: re-grade with --rejudge (and --judge-model) to judge it again"
+            )
+        return result.judge
+    if grader is None:
+        raise UsageError("--rejudge needs a judge model: give --judge-model provider/model")
+    return await judge_rubric(grader, task, result.transcript, result.seed)
+
+
+async def regrade_run(
+    suite: Suite,
+    store: Store,
+    run_id: str,
+    *,
+    grader: JudgeModel | None = None,
+    rejudge: bool = False,
+) -> int:
     """Re-grade every completed trial of a run; returns how many outcomes changed."""
     store.run(run_id)
     expected: dict[str, GoldReplay] = {}
@@ -36,22 +84,32 @@ async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
             ends = [e for e in result.transcript.events if isinstance(e, EndEvent)]
             failure = ends[-1].detail if ends and result.ended != "user_done" else ""
             final_hash = world.hash()
-            outcome, reason, verdicts = judge(
-                suite,
-                task,
-                result.transcript,
-                world,
-                final_hash,
-                expected[task.id].hash,
-                result.ended,
-                failure,
-                expected[task.id].changes,
-            )
+            rubric: JudgeRecord | None = None
+            outcome: Outcome
+            verdicts: list[Verdict]
+            try:
+                rubric = None if failure else await rubric_record(task, result, grader, rejudge)
+            except InfraError as exc:
+                outcome, reason, verdicts = "infra_error", str(exc), []
+            else:
+                outcome, reason, verdicts = judge(
+                    suite,
+                    task,
+                    result.transcript,
+                    world,
+                    final_hash,
+                    expected[task.id].hash,
+                    result.ended,
+                    failure,
+                    rubric,
+                    expected_changes=expected[task.id].changes,
+                )
             changed += outcome != result.outcome
             update |= {
                 "outcome": outcome,
                 "reason": reason,
                 "verdicts": verdicts,
+                "judge": rubric,
                 "final_hash": final_hash,
                 "expected_hash": expected[task.id].hash,
                 "task_hash": task.content_hash,

@@ -19,6 +19,7 @@ from toolproof.models.http import close_shared
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.runner.gold import GoldReplay, replay_gold
+from toolproof.runner.judging import judge_name, resolve_judge
 from toolproof.runner.local import execute
 from toolproof.runner.plan import TrialSpec, plan
 from toolproof.runner.trial import Trial, run_trial
@@ -45,6 +46,7 @@ class RunRequest:
     infra_errors: InfraPolicy = "fail"
     max_cost: float | None = None
     user_model: str | None = None
+    judge_model: str | None = None
     faults: str | None = None
     drift: str | None = None
     load: list[int] = field(default_factory=list)
@@ -83,12 +85,15 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
         )
     if request.max_cost is not None and request.max_cost <= 0:
         raise UsageError("--max-cost must be a positive amount of USD")
+    tasks = suite.select(request.tasks)
+    judge_model = judge_name(suite, request.judge_model, tasks)
     return RunConfig(
         agent=request.agent,
         models=list(request.models),
         model_flags=dict(request.model_flags),
         max_cost=request.max_cost,
         user_model=request.user_model,
+        **({"judge_model": judge_model} if judge_model else {}),
         variants=variant_keys(suite, request),
         score=suite.file.score.model_dump(),
         time_scale=request.time_scale,
@@ -98,7 +103,7 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
         max_steps=request.max_steps or defaults.max_steps,
         concurrency=request.concurrency or defaults.concurrency,
         infra_errors=request.infra_errors,
-        tasks=[t.id for t in suite.select(request.tasks)],
+        tasks=[t.id for t in tasks],
         suite_path=request.suite_path or str(suite.root),
     )
 
@@ -247,6 +252,9 @@ async def run_suite(
     by_model = {a.model: a for a in agents}
     user_identity, make_user = resolve_user(config.user_model, suite, config.model_flags, peak)
     tasks = [suite.task(t) for t in config.tasks]
+    grader = resolve_judge(
+        judge_name(suite, config.judge_model, tasks), suite, config.model_flags, peak
+    )
     setups = {
         key: VariantSetup(suite, Variant.parse(key), config.time_scale) for key in config.variants
     }
@@ -255,7 +263,11 @@ async def run_suite(
         suite_name=suite.name,
         suite_version=suite.file.version,
         suite_hash=suite.content_hash,
-        fingerprint=fingerprint(suite, config, [a.identity for a in agents] + [user_identity]),
+        fingerprint=fingerprint(
+            suite,
+            config,
+            [a.identity for a in agents] + [user_identity] + ([grader.identity] if grader else []),
+        ),
         agent=", ".join(a.label for a in agents),
         config=redacted_config(config),
         tasks=task_rows(suite, tasks),
@@ -292,6 +304,7 @@ async def run_suite(
                     max_steps=config.max_steps,
                     user=make_user,
                     conditions=setups[spec.variant].conditions(task, spec.seed),
+                    judge=grader,
                 )
             )
 

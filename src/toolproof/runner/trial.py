@@ -15,8 +15,10 @@ from toolproof.agents.base import AgentFactory, TrialContext
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.graders import Verdict
+from toolproof.graders.rubric import JudgeRecord
 from toolproof.results import Outcome, TrialResult
 from toolproof.runner.grading import derived, judge
+from toolproof.runner.judging import JudgeModel, judge_rubric
 from toolproof.runner.plan import TrialSpec
 from toolproof.runtime import TrialEnvironment
 from toolproof.seeds import stream_seed
@@ -42,6 +44,11 @@ class Trial:
     conditions: Conditions | None = None
     expected_changes: tuple[Change, ...] = ()
     """What the gold actions change (to say where a differing final state differs)."""
+    judge: JudgeModel | None = None
+    """The model grading the task's rubric (a run checks one is given where one is needed)."""
+    code_only: bool = False
+    """Grade by the code graders alone, leaving a rubric unjudged (validate without a judge:
+    the rubric is reported as not judged, never as passed)."""
 
 
 async def run_trial(trial: Trial) -> TrialResult:
@@ -96,6 +103,15 @@ async def run_trial(trial: Trial) -> TrialResult:
     outcome: Outcome = "infra_error"
     reason = infra
     final_hash = world.hash()
+    rubric: JudgeRecord | None = None
+    if not infra and not failure and task.spec.expect.rubric and not trial.code_only:
+        if trial.judge is None:
+            reason = infra = "the task's rubric needs a judge model, and none was given"
+        else:
+            try:
+                rubric = await judge_rubric(trial.judge, task, transcript, spec.seed)
+            except InfraError as exc:
+                reason = infra = str(exc)
     if not infra:
         outcome, reason, verdicts = judge(
             suite,
@@ -106,7 +122,8 @@ async def run_trial(trial: Trial) -> TrialResult:
             trial.expected_hash,
             ended,
             failure,
-            trial.expected_changes,
+            rubric,
+            expected_changes=trial.expected_changes,
         )
     return TrialResult(
         task_id=spec.task_id,
@@ -126,5 +143,6 @@ async def run_trial(trial: Trial) -> TrialResult:
         expected_hash=trial.expected_hash,
         started_at=started_at,
         duration_s=round(time.perf_counter() - clock, 6),
+        judge=rubric,
         **derived(transcript),
     )

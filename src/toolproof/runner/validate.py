@@ -5,6 +5,12 @@ adversarial baseline (`toolproof.agents.baselines.ADVERSARIES`: the null agent, 
 recites the expected facts, one that echoes the user, word salad, one that calls every read
 tool once and stops, one fixed reply of the usual answers) fails it. A task one of them passes
 cannot tell a good agent from that one.
+
+A task with a rubric is judged by the judge model when one is given, like any other grader.
+Without one its trials are graded by code alone and the task is marked `rubric_unjudged`: a
+rubric-only task then fails validation (every baseline passes its empty code expectations),
+and a task whose code expectations hold the baselines off is shown as sound only with the
+note that its rubric was not judged.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from toolproof.agents.base import AgentFactory
 from toolproof.agents.baselines import ADVERSARIES, OracleAgent, RetryingOracle
 from toolproof.results import TrialResult
 from toolproof.runner.gold import replay_gold
+from toolproof.runner.judging import JudgeModel
 from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
@@ -33,6 +40,8 @@ class TaskCheck:
     baselines: dict[str, str]
     """Each adversarial baseline by name: 'failed: REASON', or 'passed'."""
     problems: list[str] = field(default_factory=list)
+    rubric_unjudged: bool = False
+    """The task has a rubric and no judge model graded it."""
 
     @property
     def ok(self) -> bool:
@@ -47,17 +56,31 @@ def _shown(result: TrialResult) -> str:
     return "passed" if result.outcome == "passed" else f"failed: {result.reason}"
 
 
-async def check_task(suite: Suite, task: Task, limit: asyncio.Semaphore | None = None) -> TaskCheck:
+async def check_task(
+    suite: Suite,
+    task: Task,
+    limit: asyncio.Semaphore | None = None,
+    judge: JudgeModel | None = None,
+) -> TaskCheck:
     replay = await replay_gold(suite, task)
     spec = TrialSpec(task.id, 0, derive_seed(suite.file.defaults.seed, "", task.id, 0))
     steps = suite.file.defaults.max_steps
     limit = limit or asyncio.Semaphore(1)
+    unjudged = bool(task.spec.expect.rubric) and judge is None
 
     async def trial(factory: AgentFactory, label: str) -> TrialResult:
         async with limit:
             return await run_trial(
                 Trial(
-                    spec, suite, factory, label, replay.hash, steps, expected_changes=replay.changes
+                    spec,
+                    suite,
+                    factory,
+                    label,
+                    replay.hash,
+                    steps,
+                    judge=judge,
+                    code_only=unjudged,
+                    expected_changes=replay.changes,
                 )
             )
 
@@ -78,6 +101,7 @@ async def check_task(suite: Suite, task: Task, limit: asyncio.Semaphore | None =
             problems.append(
                 f"the {name} agent passes it: its expectations cannot tell a good agent from "
                 f"one that {ADVERSARIES[name].does}"
+                + (" (its rubric was not judged: give --judge-model)" if unjudged else "")
             )
     return TaskCheck(
         task=task,
@@ -85,14 +109,18 @@ async def check_task(suite: Suite, task: Task, limit: asyncio.Semaphore | None =
         oracle=_shown(oracle),
         baselines={name: _shown(result) for name, result in results.items()},
         problems=problems,
+        rubric_unjudged=unjudged,
     )
 
 
-async def validate_suite(suite: Suite, tasks: list[Task] | None = None) -> list[TaskCheck]:
+async def validate_suite(
+    suite: Suite, tasks: list[Task] | None = None, judge: JudgeModel | None = None
+) -> list[TaskCheck]:
     """Check every task (reported in order), with as many trials at once as the suite's
     default concurrency; the suite is sound when every check is ok."""
     limit = asyncio.Semaphore(suite.file.defaults.concurrency)
-    return list(await asyncio.gather(*(check_task(suite, t, limit) for t in tasks or suite.tasks)))
+    chosen = tasks or suite.tasks
+    return list(await asyncio.gather(*(check_task(suite, t, limit, judge) for t in chosen)))
 
 
 @dataclass

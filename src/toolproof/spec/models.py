@@ -325,6 +325,9 @@ class SuiteFile(Strict):
     gate: GateSpec | None = Field(
         None, description="What a run must show before its model may ship (toolproof gate)."
     )
+    judge: str | None = Field(
+        None, description="provider/model grading rubric criteria (run --judge-model wins)."
+    )
 
 
 # ---------------------------------------------------------------- tasks
@@ -522,6 +525,21 @@ FactEntry = Annotated[
 reported as the mapping's, not as "not a string")."""
 
 
+class Criterion(Strict):
+    """One thing a good answer does, as the judge model reads it (docs/graders.md)."""
+
+    does: str = Field(min_length=1, description="What a good answer does, in plain words.")
+    weight: float = Field(1.0, gt=0, description="Its share of the rubric's score.")
+    required: bool = Field(
+        False, description="The rubric fails when this criterion fails, whatever its score."
+    )
+
+
+CRITERION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+OUTCOME_LABEL = "outcome"
+"""What human labels call a trial's own outcome: no rubric criterion may take the name."""
+
+
 class Expectations(Strict):
     """What must hold at the end of a trial. Every given expectation must hold to pass."""
 
@@ -549,6 +567,37 @@ class Expectations(Strict):
     check: list[CheckSpec] = Field(
         default_factory=list, description="Final-state checks against the real systems."
     )
+    rubric: dict[str, str | Criterion] = Field(
+        default_factory=dict,
+        description="Criteria a judge model grades (name: what a good answer does, or "
+        "{does, weight, required}); needs run --judge-model or the suite's judge.",
+    )
+    rubric_pass: float = Field(
+        1.0,
+        gt=0,
+        le=1,
+        description="The weighted share of rubric criteria that must pass (default: all).",
+    )
+
+    @field_validator("rubric")
+    @classmethod
+    def _criterion_names(cls, value: dict[str, str | Criterion]) -> dict[str, str | Criterion]:
+        for name, criterion in value.items():
+            if not CRITERION_NAME.match(name) or name == OUTCOME_LABEL:
+                raise ValueError(
+                    f"criterion name {name!r}: use a letter then letters, digits, _ or - "
+                    f"(and not {OUTCOME_LABEL!r}, which labels mean the trial's outcome)"
+                )
+            if isinstance(criterion, str) and not criterion.strip():
+                raise ValueError(f"criterion {name!r}: say what a good answer does")
+        return value
+
+    def criteria(self) -> dict[str, Criterion]:
+        """The rubric, every criterion in its full form."""
+        return {
+            name: c if isinstance(c, Criterion) else Criterion(does=c)
+            for name, c in self.rubric.items()
+        }
 
     def is_empty(self) -> bool:
         return (
@@ -560,6 +609,7 @@ class Expectations(Strict):
             and not self.must_say
             and not self.must_not_say
             and not self.reads
+            and not self.rubric
         )
 
     def facts(self) -> list[Fact]:

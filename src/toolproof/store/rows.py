@@ -20,10 +20,11 @@ from toolproof.store import payload
 from toolproof.store.schema import trials
 
 KEY_COLUMNS = ("variant", "model", "task_id", "trial")
-HASHED_COLUMNS = tuple(
-    c.name for c in trials.c if c.name not in ("id", "run_id", "result", "sha256", *KEY_COLUMNS)
-)
-"""The columns a record hash covers besides the result, in this order."""
+UNHASHED = ("id", "run_id", "result", "sha256", "judge_cost_usd", *KEY_COLUMNS)
+HASHED_COLUMNS = tuple(c.name for c in trials.c if c.name not in UNHASHED)
+"""The columns a record hash covers besides the result, in this order. The judge's cost
+(schema 4) is left out, so hashes written before it still verify; the result it is read from
+is covered."""
 
 
 def json_text(value: Any) -> str:
@@ -50,6 +51,7 @@ def row_columns(result: Mapping[str, Any]) -> dict[str, Any]:
         "tokens_output": usage["output_tokens"],
         "cost_usd": result["cost_usd"],
         "user_cost_usd": result["user_cost_usd"],
+        "judge_cost_usd": result["judge"]["cost_usd"] if result.get("judge") else 0.0,
         "tool_calls": result["tool_calls"],
         "turns": result["turns"],
         "model_latency_s": [

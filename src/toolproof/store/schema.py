@@ -1,11 +1,14 @@
 """The results store's tables (SQLite by default; any SQLAlchemy URL, PostgreSQL included).
 
 docs/store.md describes them for teams that point their own dashboards at the store. Schema 3
-keeps each trial's whole result compressed (`Payload`) and adds `run_leases`; stores of
-schema 1 and 2 are upgraded in place when opened (`journal.Store`).
+keeps each trial's whole result compressed (`Payload`) and adds `run_leases`; schema 4 adds
+`trials.judge_cost_usd` and the human `labels` (`labels.py`); stores of schema 1, 2 and 3 are
+upgraded in place when opened (`journal.Store`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -30,7 +33,7 @@ from toolproof.store.payload import Payload
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 meta = Table(
     "toolproof_meta",
@@ -66,15 +69,23 @@ run_tasks = Table(
     Column("tools", JSON, nullable=False),
 )
 
+
+def trial_key() -> list[Column[Any]]:
+    """A row id and which trial of which run: how a trial and its labels are keyed."""
+    return [
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(40), ForeignKey("runs.id"), nullable=False),
+        Column("variant", String(200), nullable=False),
+        Column("model", String(200), nullable=False),
+        Column("task_id", String(200), nullable=False),
+        Column("trial", Integer, nullable=False),
+    ]
+
+
 trials = Table(
     "trials",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False),
-    Column("variant", String(200), nullable=False),
-    Column("model", String(200), nullable=False),
-    Column("task_id", String(200), nullable=False),
-    Column("trial", Integer, nullable=False),
+    *trial_key(),
     Column("seed", BigInteger, nullable=False),
     Column("outcome", String(20), nullable=False),
     Column("reason", Text, nullable=False),
@@ -84,6 +95,7 @@ trials = Table(
     Column("tokens_output", Integer, nullable=False),
     Column("cost_usd", Float),
     Column("user_cost_usd", Float),
+    Column("judge_cost_usd", Float),  # 0 when not judged; empty when the judge had no price
     Column("tool_calls", Integer, nullable=False),
     Column("turns", Integer, nullable=False),
     Column("model_latency_s", JSON, nullable=False),
@@ -109,9 +121,24 @@ run_leases = Table(
 while it goes; another process takes the run over only once the lease lapsed, or at once when
 the holder is a process of the same host that no longer exists."""
 
-UPGRADABLE = ("1", "2")
-"""Schemas upgraded in place: 2 lacks `run_leases` and `trials.sha256` and stores results as
-plain JSON, 1 also lacks `run_manifests`. Old results stay as they are (`payload.decode` reads
+labels = Table(
+    "labels",
+    metadata,
+    *trial_key(),
+    Column("criterion", String(200), nullable=False),
+    Column("labeller", String(200), nullable=False),
+    Column("label", String(10), nullable=False),
+    Column("labelled_at", String(40), nullable=False),
+    UniqueConstraint(
+        "run_id", "variant", "model", "task_id", "trial", "criterion", "labeller", name="one_label"
+    ),
+)
+"""People's pass/fail per trial and criterion (`outcome` or a rubric criterion): `labels.py`."""
+
+UPGRADABLE = ("1", "2", "3")
+"""Schemas upgraded in place: 3 lacks `labels` and `trials.judge_cost_usd` (its trials were
+never judged: 0), 2 also lacks `run_leases` and `trials.sha256` and stores results as plain
+JSON, 1 also lacks `run_manifests`. Old results stay as they are (`payload.decode` reads
 both forms) and their rows without a record hash (a manifest computes it)."""
 
 
@@ -127,8 +154,12 @@ def upgrade(conn: Connection, url: str) -> None:
             "that wrote it)"
         )
     metadata.create_all(conn)
-    if "sha256" not in {c["name"] for c in inspect(conn).get_columns("trials")}:
+    columns = {c["name"] for c in inspect(conn).get_columns("trials")}
+    if "sha256" not in columns:
         conn.exec_driver_sql("ALTER TABLE trials ADD COLUMN sha256 VARCHAR(64)")
+    if "judge_cost_usd" not in columns:
+        conn.exec_driver_sql("ALTER TABLE trials ADD COLUMN judge_cost_usd FLOAT")
+        conn.exec_driver_sql("UPDATE trials SET judge_cost_usd = 0")
     if dialect == "postgresql":
         column = next(c for c in inspect(conn).get_columns("trials") if c["name"] == "result")
         if not isinstance(column["type"], LargeBinary):
