@@ -45,6 +45,7 @@ def imported(package: str) -> dict[str, set[str]]:
                 "toolproof.spec",
                 "toolproof.transcript",
                 "toolproof.conversation",
+                "toolproof.world",  # world diffs are data: a differing state names its paths
             ),
         ),
     ],

@@ -75,18 +75,23 @@ def test_resume_after_sigkill_runs_each_trial_once(mini_dir: Path, tmp_path: Pat
 def test_a_second_identical_run_is_refused_while_the_first_goes(
     mini_dir: Path, tmp_path: Path
 ) -> None:
-    slower = SLOW_SCRIPT.replace("latency_s: 0.05", "latency_s: 0.2")  # about 12 s in all
+    # A first run of about a minute: long enough that the second command (which may take
+    # many seconds to start on a loaded machine) finds it still going.
+    slower = SLOW_SCRIPT.replace("latency_s: 0.05", "latency_s: 1.0")
     script = write_files(tmp_path, {"slow.yaml": slower}) / "slow.yaml"
     db = tmp_path / "runs.db"
     command = [CLI, "run", str(mini_dir), "--agent", f"scripted:{script}", "--trials", "30"]
-    command += ["--k", "1", "--concurrency", "2", "--store", str(db)]
-    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(trial_keys(db)) < 5:
+    command += ["--k", "1", "--store", str(db)]
+    first = subprocess.Popen(
+        [*command, "--concurrency", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and len(trial_keys(db)) < 2:
         time.sleep(0.05)
     assert first.poll() is None, "the first run must still be going"
 
     second = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert first.poll() is None, "the first run must still be going"
     assert second.returncode == 2, second.stdout + second.stderr
     [line] = second.stderr.strip().splitlines()
     assert f"is being run right now by process {first.pid}" in line
@@ -97,8 +102,15 @@ def test_a_second_identical_run_is_refused_while_the_first_goes(
     )
     assert regrade.returncode == 2 and f"by process {first.pid}" in regrade.stderr
 
-    _, errors = first.communicate(timeout=120)
-    assert first.returncode == 0, errors
+    # Killed, the run is free at once on its host: the same command finishes it, each trial
+    # once, and lets go of its lease when it is done.
+    first.kill()
+    first.communicate(timeout=60)
+    done = subprocess.run(
+        [*command, "--concurrency", "30"], capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr
+    assert "resuming" in done.stdout
     after = Counter(trial_keys(db))
     assert len(after) == 60 and set(after.values()) == {1}
     with sqlite3.connect(db) as conn:
