@@ -1,8 +1,8 @@
 """Re-grading stored trials against a suite's current expectations, running no agent.
 
 The final world is rebuilt from the task's initial state plus the stored world diff; every
-field a record derives from its transcript (outcome, reason, verdicts, usage, cost, counts,
-condition statistics) is computed again, as a live trial computes it
+field a record derives from its transcript (outcome, reason, verdicts, blame, usage, cost,
+counts, condition statistics) is computed again, as a live trial computes it
 (`toolproof.runner.grading`). Trials that ended in an infrastructure error keep that
 outcome: no agent finished them.
 """
@@ -36,7 +36,7 @@ async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
             ends = [e for e in result.transcript.events if isinstance(e, EndEvent)]
             failure = ends[-1].detail if ends and result.ended != "user_done" else ""
             final_hash = world.hash()
-            outcome, reason, verdicts = judge(
+            judgement = judge(
                 suite,
                 task,
                 result.transcript,
@@ -46,11 +46,9 @@ async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
                 result.ended,
                 failure,
             )
-            changed += outcome != result.outcome
+            changed += judgement.outcome != result.outcome
+            update = derived(result.transcript, judgement) | judgement.record()
             update |= {
-                "outcome": outcome,
-                "reason": reason,
-                "verdicts": verdicts,
                 "final_hash": final_hash,
                 "expected_hash": expected[task.id],
                 "task_hash": task.content_hash,

@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from toolproof.agents.base import AgentFactory, TrialContext
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
-from toolproof.graders import Verdict
-from toolproof.results import Outcome, TrialResult
+from toolproof.results import TrialResult
 from toolproof.runner.grading import derived, judge
 from toolproof.runner.plan import TrialSpec
 from toolproof.runtime import TrialEnvironment
@@ -90,14 +90,14 @@ async def run_trial(trial: Trial) -> TrialResult:
             closing = await environment.close()
     if closing and not infra:
         infra = f"after the trial: {closing}"
-    verdicts: list[Verdict] = []
-    outcome: Outcome = "infra_error"
-    reason = infra
     final_hash = world.hash()
+    judgement = None
+    graded: dict[str, Any] = {"outcome": "infra_error", "reason": infra}
     if not infra:
-        outcome, reason, verdicts = judge(
+        judgement = judge(
             suite, task, transcript, world, final_hash, trial.expected_hash, ended, failure
         )
+        graded = judgement.record()
     return TrialResult(
         task_id=spec.task_id,
         trial=spec.trial,
@@ -106,15 +106,13 @@ async def run_trial(trial: Trial) -> TrialResult:
         model=spec.model,
         agent=trial.agent_label,
         task_hash=task.content_hash,
-        outcome=outcome,
-        reason=reason,
         ended=ended,
-        verdicts=verdicts,
         transcript=transcript,
         world_diff=world.diff(),
         final_hash=final_hash,
         expected_hash=trial.expected_hash,
         started_at=started_at,
         duration_s=round(time.perf_counter() - clock, 6),
-        **derived(transcript),
+        **graded,
+        **derived(transcript, judgement),
     )
