@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from events import call, say, transcript
 
 from toolproof.agents.baselines import RetryingOracle
 from toolproof.graders import BLAME_RULES, PARTIES, Failure, Verdict, assign_blame
 from toolproof.graders.blame import RETRY_ATTEMPTS
 from toolproof.spec.models import UserSpec
-from toolproof.transcript import CheckEvent, MessageEvent, ModelCallEvent, ToolCallEvent, Transcript
+from toolproof.transcript import CheckEvent, ModelCallEvent, Transcript
 
 SCRIPT = UserSpec.model_validate(
     {
@@ -22,35 +22,9 @@ SCRIPT = UserSpec.model_validate(
 FAILED_STATE = Verdict(grader="state", passed=False, reason="final state differs")
 
 
-def transcript(*events: Any) -> Transcript:
-    out = Transcript()
-    for event in events:
-        out.add(event)
-    return out
-
-
-def say(role: str, text: str) -> MessageEvent:
-    return MessageEvent(t=0, role=role, content=text)  # type: ignore[arg-type]
-
-
 def simulated() -> ModelCallEvent:
     """A model call of the simulated user: its messages came from a model, not a script."""
     return ModelCallEvent(t=0, model="sim", role="user")
-
-
-def call(
-    name: str, error: str | None = None, fault: str | None = None, **args: Any
-) -> ToolCallEvent:
-    return ToolCallEvent(
-        t=0,
-        call_id="c",
-        name=name,
-        arguments=args,
-        result={"error": "boom"} if error else {"ok": True},
-        is_error=error is not None,
-        error_kind=error,
-        fault=fault,
-    )
 
 
 def failure(t: Transcript, *verdicts: Verdict, cut: str = "", ended: str = "user_done") -> Failure:
@@ -70,7 +44,9 @@ def blamed(trial: Failure) -> tuple[str, str]:
 
 
 def test_a_tool_that_raised_an_unexpected_exception_is_the_environments_fault() -> None:
-    t = transcript(say("user", "Cancel W1001"), call("get_order", error="exception", order_id="1"))
+    t = transcript(
+        say("user", "Cancel W1001"), call("get_order", "boom", error="exception", order_id="1")
+    )
     blame = assign_blame(failure(t))
     assert (blame.party, blame.rule) == ("environment", "tool_crashed")
     assert blame.reason == "get_order crashed: boom"

@@ -4,27 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from events import say, transcript
 from pydantic import TypeAdapter
 
 from toolproof.graders import Evidence, grade
 from toolproof.graders.policy import confirm_before_write
 from toolproof.spec.models import ConfirmBeforeWrite, Expectations, PolicyRuleEntry
-from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
+from toolproof.transcript import ToolCallEvent, Transcript
 from toolproof.world import World
 
 CONFIRM = ConfirmBeforeWrite(rule="confirm_before_write")
 RULE = TypeAdapter(PolicyRuleEntry)
-
-
-def transcript(*events: Any) -> Transcript:
-    out = Transcript()
-    for event in events:
-        out.add(event)
-    return out
-
-
-def say(role: str, text: str) -> MessageEvent:
-    return MessageEvent(t=0, role=role, content=text)  # type: ignore[arg-type]
 
 
 def call(name: str, error: bool = False, result: Any = None, **args: Any) -> ToolCallEvent:
