@@ -7,6 +7,7 @@ nothing a record derives from its transcript is computed anywhere else.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ from toolproof.results import Outcome
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
-from toolproof.world import World
+from toolproof.world import Change, World
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ def judge(
     expected_hash: str | None,
     ended: str,
     failure: str = "",
+    expected_changes: Sequence[Change] = (),
 ) -> Judgement:
     """Grade a finished conversation. `failure` is why the agent's trial ended early (max
     steps, context overflow), which fails it whatever the verdicts say."""
@@ -60,6 +62,8 @@ def judge(
         expected_hash=expected_hash,
         write_tools=frozenset(name for name, b in suite.tools.items() if b.write),
         ended=ended,
+        changes=world.diff,
+        expected_changes=expected_changes,
         required_args={
             name: frozenset(b.schema.parameters.get("required", []))
             for name, b in suite.tools.items()

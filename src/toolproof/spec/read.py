@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,7 @@ def _data_file(source: SuiteSource, path: Path) -> Any:
     if path.name.endswith(".json.gz"):
         try:
             return json.loads(gzip.decompress(source.read(path)))
-        except (OSError, ValueError) as exc:
+        except (OSError, EOFError, ValueError, zlib.error) as exc:  # a damaged .gz too
             source.problem(path, None, f"cannot read: {exc}")
             return None
     if path.suffix == ".json":
