@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from toolproof.spec.models import Match, When
+
 _CONFIRM_WORDS = re.compile(
     r"\b(confirm|proceed|go ahead|shall i|should i|do you want me to|would you like me to|"
     r"is that (ok|okay|right|correct))\b",
@@ -38,6 +40,22 @@ def asks_question(text: str) -> bool:
 def is_affirmative(text: str) -> bool:
     """The user says yes, without taking anything back in the same breath."""
     return bool(_YES.search(text)) and not _HEDGE.search(text)
+
+
+def holds(when: When, text: str) -> bool:
+    """Whether a scripted user's condition holds for the agent's reply."""
+    if when == "always":
+        return True
+    if when == "asks_confirmation":
+        return asks_confirmation(text)
+    if when == "asks_question":
+        return asks_question(text)
+    assert isinstance(when, Match)
+    if when.contains is not None:
+        lowered = text.lower()
+        return any(word.lower() in lowered for word in when.contains)
+    assert when.regex is not None
+    return re.search(when.regex, text, re.IGNORECASE) is not None
 
 
 # A date (2026-11-11, also inside 2026-11-11T10:00:00Z), a time of day (9:05, 14:30:00), a

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from toolproof.graders import Verdict
+from toolproof.graders import Blame, Verdict
 from toolproof.graders.rubric import JudgeRecord
 from toolproof.models.base import Usage
 from toolproof.transcript import Transcript
@@ -30,6 +30,11 @@ class TrialResult(BaseModel):
     reason: str = ""
     ended: str = ""
     verdicts: list[Verdict] = Field(default_factory=list)
+    blame: Blame | None = Field(
+        None,
+        description="Who a failed trial is to blame on, by which rule (none for a passed "
+        "trial, an infra error, or a result stored before blame was assigned).",
+    )
     transcript: Transcript
     world_diff: list[Change] = Field(default_factory=list)
     final_hash: str = ""

@@ -83,6 +83,11 @@ class CheckEvent(BaseModel):
     name: str
     passed: bool
     message: str = ""
+    errored: bool = Field(
+        False,
+        description="The check could not decide (it raised, timed out or could not start): "
+        "a failure of the grader, not a finding about the state.",
+    )
     duration_s: float = 0.0
 
 

@@ -5,22 +5,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from events import say, transcript
+from pydantic import TypeAdapter
+
 from toolproof.graders import Evidence, grade
 from toolproof.graders.policy import confirm_before_write
-from toolproof.spec.models import Expectations
-from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
+from toolproof.spec.models import ConfirmBeforeWrite, Expectations, PolicyRuleEntry
+from toolproof.transcript import ToolCallEvent, Transcript
 from toolproof.world import World
 
-
-def transcript(*events: Any) -> Transcript:
-    out = Transcript()
-    for event in events:
-        out.add(event)
-    return out
-
-
-def say(role: str, text: str) -> MessageEvent:
-    return MessageEvent(t=0, role=role, content=text)  # type: ignore[arg-type]
+CONFIRM = ConfirmBeforeWrite(rule="confirm_before_write")
+RULE = TypeAdapter(PolicyRuleEntry)
 
 
 def call(name: str, error: bool = False, result: Any = None, **args: Any) -> ToolCallEvent:
@@ -40,11 +35,12 @@ def evidence(t: Transcript, world: World | None = None, expected: str | None = N
 
 
 def verdicts(
-    expect: dict[str, Any], ev: Evidence, rules: list[str] | None = None
+    expect: dict[str, Any], ev: Evidence, rules: list[Any] | None = None
 ) -> dict[str, tuple[bool, str]]:
+    specs = [RULE.validate_python(rule) for rule in rules or []]
     return {
         v.grader: (v.passed, v.reason)
-        for v in grade(Expectations.model_validate(expect), rules or [], ev)
+        for v in grade(Expectations.model_validate(expect), specs, ev)
     }
 
 
@@ -155,10 +151,10 @@ def test_confirm_before_write_needs_a_question_and_a_yes_before_each_write() -> 
         call("cancel", order_id="A"),
         call("cancel", order_id="B"),
     )
-    assert confirm_before_write(evidence(confirmed)).passed is True
+    assert confirm_before_write(CONFIRM, evidence(confirmed)).passed is True
     unasked = transcript(say("user", "cancel A"), call("cancel", order_id="A"))
     assert (
-        confirm_before_write(evidence(unasked)).reason
+        confirm_before_write(CONFIRM, evidence(unasked)).reason
         == "cancel called without the user's confirmation"
     )
     hedged = transcript(
@@ -166,7 +162,7 @@ def test_confirm_before_write_needs_a_question_and_a_yes_before_each_write() -> 
         say("user", "Yes, but actually not A, cancel B instead"),
         call("cancel", order_id="B"),
     )
-    assert confirm_before_write(evidence(hedged)).passed is False
+    assert confirm_before_write(CONFIRM, evidence(hedged)).passed is False
     stale = transcript(
         say("assistant", "Shall I cancel order A?"),
         say("user", "yes"),
@@ -174,7 +170,7 @@ def test_confirm_before_write_needs_a_question_and_a_yes_before_each_write() -> 
         say("user", "cancel B too"),
         call("cancel", order_id="B"),
     )
-    assert confirm_before_write(evidence(stale)).passed is False
+    assert confirm_before_write(CONFIRM, evidence(stale)).passed is False
 
 
 def test_every_expectation_group_gives_one_verdict_and_rules_add_theirs() -> None:

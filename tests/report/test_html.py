@@ -28,7 +28,7 @@ from toolproof.report.html.render import MAX_CURVE_POINTS, inline_script, json_f
 from toolproof.store import Store
 from toolproof.store.queries import stored_summary
 
-SECTIONS = ("overview", "score", "passk", "cost", "conditions", "breakdown", "grid")
+SECTIONS = ("overview", "score", "passk", "cost", "conditions", "blame", "breakdown", "grid")
 DATA_BLOCK = re.compile(r'<script type="application/json" id="tp-data">(.*?)</script>', re.S)
 PWNED = re.compile(r"<[^>]*\sdata-pwned=")
 CHUNK_BLOCK = re.compile(r'<script type="text/plain" id="tx-(\d+)">([A-Za-z0-9+/=]*)</script>')
@@ -148,6 +148,9 @@ def test_the_numbers_are_the_run_summary(page: Path, report_store: Any) -> None:
         assert entry["reliability"] == model["reliability"]
         assert entry["conditions"] == json.loads(json.dumps(model["conditions"]))
         assert entry["tiers"] == model["tiers"] and entry["tags"] == model["tags"]
+        assert entry["policy"] == json.loads(json.dumps(model["policy"]))
+        assert entry["blame"] == model["blame"] and entry["blame_rules"] == model["blame_rules"]
+        assert sum(entry["blame"].values()) == entry["counts"]["failed"]
         for k in entry["ks"]:
             at = entry["curve"]["k"].index(float(k))
             assert entry["curve"]["pass_hat"][at] == pytest.approx(model["metrics"][f"pass^{k}"])
@@ -243,6 +246,9 @@ def test_in_chromium_no_injected_code_runs_and_the_charts_are_drawn(
     assert f'data-loaded="{scripted}"' in dom
     assert not re.search(r">(?:undefined|NaN)<|</div>null<", dom)  # no stray values as text
     assert "&lt;script&gt;window.__pwned=1;" in dom
+    # the policy and blame section, and who the opened trial's failure is blamed on
+    assert "Policy adherence and violations by rule" in dom and "Failed trials by blame" in dom
+    assert "blamed on</span><b>agent (" in dom
     assert "&lt;/script&gt;&lt;img src=x onerror=" in dom
     # nothing the payloads would have created or set (in text, `<` is always escaped)
     assert not PWNED.search(dom)

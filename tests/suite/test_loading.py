@@ -82,7 +82,7 @@ def test_policy_world_and_defaults_are_read(here: Path) -> None:
     assert suite.file.version == "1"
     assert suite.policy == "You are a support agent.\n"
     assert suite.world == {"orders": {"A": {"status": "pending"}, "B": {"status": "shipped"}}}
-    assert suite.file.policy_rules == ["confirm_before_write"]
+    assert suite.file.rule_names() == ["confirm_before_write"]
     assert (suite.file.defaults.trials, suite.file.defaults.k) == (3, [1, 3])
     assert suite.warnings == []
 

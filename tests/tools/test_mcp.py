@@ -555,19 +555,15 @@ def test_recorded_checks_grade_without_the_live_system(git_suite: Suite) -> None
         CheckEvent(t=1.0, index=0, name="checks.py:branch_at", passed=True, message="holds")
     )
     world = World(git_suite.start_state(task))
-    outcome, reason, verdicts = judge(
-        git_suite, task, transcript, world, world.hash(), None, "user_done"
-    )
-    assert outcome == "failed"
-    assert reason == "check: still on main: not run"
-    checks = [(v.grader, v.passed) for v in verdicts if v.grader == "check"]
+    judged = judge(git_suite, task, transcript, world, world.hash(), None, "user_done")
+    assert judged.outcome == "failed"
+    assert judged.reason == "check: still on main: not run"
+    checks = [(v.grader, v.passed) for v in judged.verdicts if v.grader == "check"]
     assert checks == [("check", True), ("check", False)]
     transcript.add(CheckEvent(t=1.1, index=1, name="still on main", passed=True))
-    outcome, _, verdicts = judge(
-        git_suite, task, transcript, world, world.hash(), None, "user_done"
-    )
-    assert [v.grader for v in verdicts if not v.passed] == []
-    assert outcome == "passed"
+    judged = judge(git_suite, task, transcript, world, world.hash(), None, "user_done")
+    assert [v.grader for v in judged.verdicts if not v.passed] == []
+    assert judged.outcome == "passed"
 
 
 def test_python_is_the_running_interpreter() -> None:

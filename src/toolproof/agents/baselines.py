@@ -15,6 +15,8 @@ from toolproof.conversation import is_affirmative
 from toolproof.errors import AgentFailure
 from toolproof.gateway import Gateway
 from toolproof.gateway.drift import DriftError
+from toolproof.graders.policy import given_by_user
+from toolproof.spec.models import IdentifyBeforeAccess, NoOtherCustomerData
 from toolproof.tools.base import ToolResult
 
 NULL_REPLY = "I'm sorry, I can't help with that."
@@ -43,16 +45,30 @@ class OracleAgent(Agent):
     """Replays the task's gold actions and states the facts the user must hear.
 
     When the suite requires confirmation before writes, it performs the actions up to the
-    first write, asks for confirmation, and goes on once the user says yes.
+    first write, asks for confirmation, and goes on once the user says yes. When the suite
+    identifies users on what they give, it asks for their account's details before an
+    identifying action whose values the user has not said (once).
     """
 
     def __init__(self, context: TrialContext) -> None:
         self.context = context
         expect = context.task.spec.expect
         self.pending = list(expect.actions or [])
-        self.confirm = "confirm_before_write" in context.suite.file.policy_rules
+        self.confirm = "confirm_before_write" in context.suite.file.rule_names()
+        self.identify = {
+            tool
+            for rule in context.suite.file.policy_rules
+            if isinstance(rule, IdentifyBeforeAccess | NoOtherCustomerData) and rule.user_given
+            for tool in rule.identify
+        }
         self.asked = False
+        self.asked_identity = False
         self.done = False
+
+    def _unidentified(self, tool: str, args: dict[str, Any]) -> bool:
+        """An identifying action on values the user has not said yet."""
+        heard = " ".join(m.content for m in self.context.transcript.messages("user"))
+        return tool in self.identify and not given_by_user(args, heard)
 
     async def reply(self, message: str, tools: Gateway) -> str:
         if self.done:
@@ -61,6 +77,9 @@ class OracleAgent(Agent):
             return "To be sure: shall I go ahead with that? (yes/no)"
         while self.pending:
             action = self.pending[0]
+            if not self.asked_identity and self._unidentified(action.tool, dict(action.args)):
+                self.asked_identity = True
+                return "What is the email address, phone number or customer id on your account?"
             if self.confirm and not self.asked and tools.is_write(action.tool):
                 self.asked = True
                 return f"I can do that: {action.tool}. Shall I go ahead? (yes/no)"

@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 from toolproof.graders.base import Evidence, Verdict
+from toolproof.graders.blame import BLAME_RULES, PARTIES, Blame, Failure, assign_blame
 from toolproof.graders.calls import grade_calls
 from toolproof.graders.checks import grade_checks
 from toolproof.graders.communication import grade_communication
-from toolproof.graders.policy import RULES
+from toolproof.graders.policy import check_policy, violations
 from toolproof.graders.state import grade_state
-from toolproof.spec.models import Expectations
+from toolproof.spec.models import Expectations, PolicyRuleSpec
 
-__all__ = ["Evidence", "Verdict", "grade"]
+__all__ = [
+    "BLAME_RULES",
+    "PARTIES",
+    "Blame",
+    "Evidence",
+    "Failure",
+    "Verdict",
+    "assign_blame",
+    "grade",
+    "violations",
+]
 
 
-def grade(expect: Expectations, rules: list[str], evidence: Evidence) -> list[Verdict]:
+def grade(expect: Expectations, rules: list[PolicyRuleSpec], evidence: Evidence) -> list[Verdict]:
     """Every verdict for a trial: its task's expectations, then the suite's policy rules."""
-    verdicts = [
+    return [
         *grade_state(expect, evidence),
         *grade_calls(expect, evidence),
         *grade_communication(expect, evidence),
         *grade_checks(expect, evidence),
+        *check_policy(rules, evidence),
     ]
-    verdicts.extend(RULES[rule](evidence) for rule in rules)
-    return verdicts

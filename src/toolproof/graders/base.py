@@ -19,6 +19,9 @@ class Verdict(BaseModel):
     grader: str
     passed: bool
     reason: str
+    decided: bool = True
+    """False when the grader could not tell (a check that errored or was never run, no
+    expected state): the trial fails, and the failure is the grader's, not the agent's."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ def grade_state(expect: Expectations, evidence: Evidence) -> list[Verdict]:
     if expect.actions is not None and not (evidence.expected_hash is None and expect.check):
         # (Gold actions on real systems have no expected hash; their checks judge instead.)
         if evidence.expected_hash is None:
-            verdicts.append(Verdict(grader="state", passed=False, reason="no expected state"))
+            verdicts.append(
+                Verdict(grader="state", passed=False, reason="no expected state", decided=False)
+            )
         elif evidence.final_hash == evidence.expected_hash:
             verdicts.append(Verdict(grader="state", passed=True, reason="final state as expected"))
         else:

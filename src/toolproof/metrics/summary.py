@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from toolproof.errors import MetricError
+from toolproof.metrics.blame import blame_counts
 from toolproof.metrics.breakdown import TaskMeta, by_tag, by_tier
 from toolproof.metrics.conditions import (
     conditions_summary,
@@ -26,6 +27,7 @@ from toolproof.metrics.economics import economics
 from toolproof.metrics.intervals import condition_intervals
 from toolproof.metrics.load import load_level_stats
 from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
+from toolproof.metrics.policy import policy_summary
 from toolproof.metrics.recovery import pool
 from toolproof.metrics.score import reliability_score
 from toolproof.metrics.stats import bootstrap_means
@@ -75,6 +77,14 @@ class ModelSummary(_Record):
     variants: dict[str, dict[str, Any]]
     conditions: dict[str, Any]
     reliability: dict[str, Any]
+    blame: dict[str, int] = {}
+    """Failed trials by the party they are to blame on; they sum to `counts.failed`. Empty
+    in a summary written before blame existed."""
+    blame_rules: dict[str, dict[str, int]] = {}
+    """Failed trials by party and the blame rule that decided."""
+    policy: dict[str, Any] | None = None
+    """Trials whose policy was checked, those that broke a rule, the trials that broke each
+    rule, and policy_adherence with its interval; None when no rule was checked."""
 
 
 class SuiteRef(_Record):
@@ -366,6 +376,7 @@ def _variant(
     out: dict[str, Any] = {
         "counts": _counts(Counter(row["outcome"] for row in rows), len(rows)),
         "pass@1": rate,
+        "blame": blame_counts(rows)[0],
     }
     key = rows[0].get("variant", "") if rows else ""
     if "faults:" in key:
@@ -402,7 +413,13 @@ def summarize_group(
         for k in ks:
             row.update(per_task(task, k))
         per[task.task_id] = row
-    out["metrics"] = {**(summarize(tasks, ks) if tasks else {}), **economics(rows, how.imported)}
+    policy = policy_summary(rows, seed)
+    adherence = policy.pop("tasks") if policy else {}
+    out["metrics"] = {
+        **(summarize(tasks, ks) if tasks else {}),
+        **economics(rows, how.imported),
+        "policy_adherence": policy["policy_adherence"] if policy else None,
+    }
     names = ["pass@1", *(f"pass^{k}" for k in ks)]
     table = [[per[t.task_id][name] for name in names] for t in tasks]
     # An interval over tasks needs two tasks at least: over one it would be a point, and
@@ -411,6 +428,9 @@ def summarize_group(
     out["ci"] = dict.fromkeys(names) | {
         name: list(interval) for name, interval in zip(names, intervals, strict=False)
     }
+    out["ci"]["policy_adherence"] = policy["ci"]["policy_adherence"] if policy else None
+    out["policy"] = policy
+    out["blame"], out["blame_rules"] = blame_counts(rows)
     out["tiers"] = {str(t): v for t, v in by_tier(per, metas).items()}
     out["tags"] = by_tag(per, metas)
     grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
@@ -422,7 +442,11 @@ def summarize_group(
             "trials": task.n,
             "passed": task.c,
             "infra_error": per_counts[task.task_id]["infra_error"],
-            "metrics": {**per[task.task_id], **economics(grouped[task.task_id], how.imported)},
+            "metrics": {
+                **per[task.task_id],
+                **economics(grouped[task.task_id], how.imported),
+                **({"policy_adherence": adherence.get(task.task_id)} if policy is not None else {}),
+            },
             "failures": sorted(
                 {
                     t["reason"]

@@ -24,6 +24,7 @@ CONDITION_METRICS = (
     "corrective_action",
     "drift_robustness",
     "completion_under_load",
+    "policy_adherence",
 )
 """Shown when the run measured them."""
 
@@ -91,6 +92,7 @@ def gate_markdown(result: GateResult, limit: int = 20) -> str:
     )
     lines.append("")
     lines += _metrics(result)
+    lines += _blame(summary)
     if result.comparison is not None:
         lines += _regressed(result, limit)
     lines += _failing(summary, limit)
@@ -156,6 +158,39 @@ def _metrics(result: GateResult) -> list[str]:
         out += [f"> ℹ️ Reliability Score {cell(note, 300)}" for note in entry.reliability["notes"]]
         if entry.reliability["notes"]:
             out.append("")
+    return out
+
+
+def _blame(summary: RunSummary) -> list[str]:
+    """Who the failed trials are to blame on, by party and by the rule that decided; and
+    the trials that broke each policy rule."""
+    several = len(summary.models) > 1
+    rows = []
+    for entry in summary.models:
+        for party, count in entry.blame.items():
+            if not count:
+                continue
+            rules = ", ".join(
+                f"`{rule}` {n}" for rule, n in entry.blame_rules.get(party, {}).items()
+            )
+            row = [cell(party), str(count), rules]
+            rows.append(([cell(entry.model)] if several else []) + row)
+    violations = [
+        ([cell(entry.model)] if several else []) + [f"`{rule}`", str(n)]
+        for entry in summary.models
+        for rule, n in (entry.policy or {}).get("violations", {}).items()
+    ]
+    out: list[str] = []
+    if rows:
+        out += ["### Failed trials by blame", ""]
+        out += _table(
+            (["model"] if several else []) + ["blamed on", "failed trials", "rules"], rows
+        )
+        out.append("")
+    if violations:
+        out += ["### Policy violations", ""]
+        out += _table((["model"] if several else []) + ["rule", "trials"], violations)
+        out.append("")
     return out
 
 

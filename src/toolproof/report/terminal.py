@@ -139,12 +139,13 @@ def summary_tables(summary: RunSummary) -> list[Table]:
         )
     if not summary.models:
         return [models]
+    attribution = [t for t in (_policy(summary.models), _blame(summary.models)) if t is not None]
     conditions = [t for entry in summary.models for t in _conditions(entry)]
     if conditions:
         conditions.append(_condition_intervals(summary.models))
     if len(summary.models) > 1:
-        return [models, *conditions, _tasks_by_model(summary.models, k)]
-    return [models, *conditions, *_detail(summary.models[0], k)]
+        return [models, *attribution, *conditions, _tasks_by_model(summary.models, k)]
+    return [models, *attribution, *conditions, *_detail(summary.models[0], k)]
 
 
 def summary_notes(summary: RunSummary) -> list[str]:
@@ -155,6 +156,54 @@ def summary_notes(summary: RunSummary) -> list[str]:
         for entry in summary.models
         for note in entry.reliability.get("notes") or []
     ]
+
+
+def _policy(models: list[ModelSummary]) -> Table | None:
+    """Per model: policy adherence with its interval, and the trials that broke each rule."""
+    checked = [entry for entry in models if entry.policy]
+    if not checked:
+        return None
+    rules = sorted({rule for entry in checked for rule in (entry.policy or {})["violations"]})
+    table = Table(title="policy [95% CI: bootstrap over tasks]", title_justify="left")
+    for column in ("model", "checked", "policy_adherence", "violating", *rules):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for entry in checked:
+        policy = entry.policy or {}
+        table.add_row(
+            entry.model,
+            str(policy["trials"]),
+            _with_ci(policy["policy_adherence"], policy["ci"]["policy_adherence"]),
+            str(policy["violating_trials"]),
+            *(str(policy["violations"].get(rule, 0)) for rule in rules),
+        )
+    table.caption = (
+        "checked: graded trials (infra errors are never graded); a trial counts once per "
+        "rule it broke"
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def _blame(models: list[ModelSummary]) -> Table | None:
+    """Per model: its failed trials by the party to blame and the rules that decided."""
+    failing = [entry for entry in models if entry.counts.failed and entry.blame]
+    if not failing:
+        return None
+    parties = list(dict.fromkeys(party for entry in failing for party in entry.blame))
+    table = Table(title="failed trials by blame", title_justify="left")
+    for column in ("model", "failed", *parties, "rules"):
+        table.add_column(column, justify="left" if column in ("model", "rules") else "right")
+    for entry in failing:
+        rules = ", ".join(
+            f"{rule} {n}" for by_party in entry.blame_rules.values() for rule, n in by_party.items()
+        )
+        table.add_row(
+            entry.model,
+            str(entry.counts.failed),
+            *(str(entry.blame.get(party, 0)) for party in parties),
+            rules,
+        )
+    return table
 
 
 def _conditions(entry: ModelSummary) -> list[Table]:

@@ -1,16 +1,17 @@
 """Grading a finished conversation, and everything else a trial's record derives from it.
 
-A live trial and `toolproof regrade` both go through here, so a fix to a grader or to how
-recovery and loops are counted reaches stored runs by re-grading them: nothing a record
-derives from its transcript is computed anywhere else.
+A live trial and `toolproof regrade` both go through here, so a fix to a grader, to a blame
+rule or to how recovery and loops are counted reaches stored runs by re-grading them:
+nothing a record derives from its transcript is computed anywhere else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from toolproof.graders import Evidence, Verdict, grade
+from toolproof.graders import Blame, Evidence, Failure, Verdict, assign_blame, grade, violations
 from toolproof.graders.rubric import JudgeRecord, grade_rubric
 from toolproof.metrics.recovery import trial_stats
 from toolproof.results import Outcome
@@ -18,6 +19,28 @@ from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
 from toolproof.world import Change, World
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A graded trial: its outcome and reason, every verdict, and for a failed trial who
+    it is to blame on. `policy` lists the rules broken, or is None when the suite checks
+    none."""
+
+    outcome: Outcome
+    reason: str
+    verdicts: list[Verdict]
+    blame: Blame | None
+    policy: list[str] | None
+
+    def record(self) -> dict[str, Any]:
+        """The fields of a trial record it sets."""
+        return {
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "verdicts": self.verdicts,
+            "blame": self.blame,
+        }
 
 
 def judge(
@@ -31,10 +54,10 @@ def judge(
     failure: str = "",
     rubric: JudgeRecord | None = None,
     expected_changes: Sequence[Change] = (),
-) -> tuple[Outcome, str, list[Verdict]]:
-    """Grade a finished conversation: (outcome, reason, verdicts). `failure` is why the
-    agent's trial ended early (max steps, context overflow), which fails it whatever the
-    verdicts say; `rubric` is the judge model's verdicts on the task's rubric, if judged."""
+) -> Judgement:
+    """Grade a finished conversation. `failure` is why the agent's trial ended early (max
+    steps, context overflow), which fails it whatever the verdicts say; `rubric` is the judge
+    model's verdicts on the task's rubric, if judged."""
     evidence = Evidence(
         transcript=transcript,
         lookup=world.lookup,
@@ -49,26 +72,44 @@ def judge(
             for name, b in suite.tools.items()
         },
     )
-    verdicts = grade(task.spec.expect, list(suite.file.policy_rules), evidence)
+    rules = list(suite.file.policy_rules)
+    verdicts = grade(task.spec.expect, rules, evidence)
+    policy = violations(verdicts) if rules else None
     if rubric is not None:
         verdicts += grade_rubric(task.spec.expect, rubric)
-    if failure:
-        return "failed", f"{ended}: {failure}", verdicts
     failed = [v for v in verdicts if not v.passed]
-    if failed:
-        return "failed", f"{failed[0].grader}: {failed[0].reason}", verdicts
-    return "passed", "", verdicts
+    if not failure and not failed:
+        return Judgement("passed", "", verdicts, None, policy)
+    reason = f"{ended}: {failure}" if failure else f"{failed[0].grader}: {failed[0].reason}"
+    blame = assign_blame(
+        Failure(
+            transcript=transcript,
+            verdicts=verdicts,
+            user=task.spec.user,
+            story=task.spec.story,
+            ended=ended,
+            cut=failure,
+        )
+    )
+    return Judgement("failed", reason, verdicts, blame, policy)
 
 
-def derived(transcript: Transcript) -> dict[str, Any]:
+def derived(transcript: Transcript, judgement: Judgement | None = None) -> dict[str, Any]:
     """The fields of a trial record that follow from its transcript alone: token usage, the
     agent's and the simulated user's cost, tool calls, agent turns, and the condition
-    statistics (failed and recovered calls, loops, faults) the metrics pool."""
+    statistics (failed and recovered calls, loops, faults) the metrics pool. With the
+    trial's judgement, the statistics also carry the policy rules it broke and who its
+    failure is to blame on, so that metrics over stored rows can count them."""
+    conditions = trial_stats(transcript)
+    if judgement is not None and judgement.policy is not None:
+        conditions["policy_violations"] = judgement.policy
+    if judgement is not None and judgement.blame is not None:
+        conditions["blame"] = {"party": judgement.blame.party, "rule": judgement.blame.rule}
     return {
         "usage": transcript.usage(),
         "cost_usd": transcript.cost_usd(),
         "user_cost_usd": transcript.cost_usd("user"),
         "tool_calls": len(transcript.tool_calls()),
         "turns": len(transcript.messages("assistant")),
-        "conditions": trial_stats(transcript),
+        "conditions": conditions,
     }

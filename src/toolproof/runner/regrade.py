@@ -1,8 +1,8 @@
 """Re-grading stored trials against a suite's current expectations, running no agent.
 
 The final world is rebuilt from the task's initial state plus the stored world diff; every
-field a record derives from its transcript (outcome, reason, verdicts, usage, cost, counts,
-condition statistics) is computed again, as a live trial computes it
+field a record derives from its transcript (outcome, reason, verdicts, blame, usage, cost,
+counts, condition statistics) is computed again, as a live trial computes it
 (`toolproof.runner.grading`). Trials that ended in an infrastructure error keep that
 outcome: no agent finished them.
 
@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from toolproof.ci.audit import record_manifest
 from toolproof.errors import InfraError, UsageError
-from toolproof.graders import Verdict
 from toolproof.graders.rubric import JudgeRecord, judge_prompt
-from toolproof.results import Outcome, TrialResult
+from toolproof.results import TrialResult
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.grading import derived, judge
 from toolproof.runner.judging import JudgeModel, goal, judge_rubric
@@ -85,14 +84,14 @@ async def regrade_run(
             failure = ends[-1].detail if ends and result.ended != "user_done" else ""
             final_hash = world.hash()
             rubric: JudgeRecord | None = None
-            outcome: Outcome
-            verdicts: list[Verdict]
             try:
                 rubric = None if failure else await rubric_record(task, result, grader, rejudge)
             except InfraError as exc:
-                outcome, reason, verdicts = "infra_error", str(exc), []
+                update |= {"outcome": "infra_error", "reason": str(exc), "verdicts": []}
+                update |= {"blame": None}
+                changed += 1  # it was graded before
             else:
-                outcome, reason, verdicts = judge(
+                judgement = judge(
                     suite,
                     task,
                     result.transcript,
@@ -104,11 +103,9 @@ async def regrade_run(
                     rubric,
                     expected_changes=expected[task.id].changes,
                 )
-            changed += outcome != result.outcome
+                changed += judgement.outcome != result.outcome
+                update = derived(result.transcript, judgement) | judgement.record()
             update |= {
-                "outcome": outcome,
-                "reason": reason,
-                "verdicts": verdicts,
                 "judge": rubric,
                 "final_hash": final_hash,
                 "expected_hash": expected[task.id].hash,

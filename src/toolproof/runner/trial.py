@@ -10,13 +10,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from toolproof.agents.base import AgentFactory, TrialContext
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
-from toolproof.graders import Verdict
 from toolproof.graders.rubric import JudgeRecord
-from toolproof.results import Outcome, TrialResult
+from toolproof.results import TrialResult
 from toolproof.runner.grading import derived, judge
 from toolproof.runner.judging import JudgeModel, judge_rubric
 from toolproof.runner.plan import TrialSpec
@@ -99,21 +99,20 @@ async def run_trial(trial: Trial) -> TrialResult:
             closing = await environment.close()
     if closing and not infra:
         infra = f"after the trial: {closing}"
-    verdicts: list[Verdict] = []
-    outcome: Outcome = "infra_error"
-    reason = infra
     final_hash = world.hash()
     rubric: JudgeRecord | None = None
     if not infra and not failure and task.spec.expect.rubric and not trial.code_only:
         if trial.judge is None:
-            reason = infra = "the task's rubric needs a judge model, and none was given"
+            infra = "the task's rubric needs a judge model, and none was given"
         else:
             try:
                 rubric = await judge_rubric(trial.judge, task, transcript, spec.seed)
             except InfraError as exc:
-                reason = infra = str(exc)
+                infra = str(exc)
+    judgement = None
+    graded: dict[str, Any] = {"outcome": "infra_error", "reason": infra}
     if not infra:
-        outcome, reason, verdicts = judge(
+        judgement = judge(
             suite,
             task,
             transcript,
@@ -125,6 +124,7 @@ async def run_trial(trial: Trial) -> TrialResult:
             rubric,
             expected_changes=trial.expected_changes,
         )
+        graded = judgement.record()
     return TrialResult(
         task_id=spec.task_id,
         trial=spec.trial,
@@ -133,10 +133,7 @@ async def run_trial(trial: Trial) -> TrialResult:
         model=spec.model,
         agent=trial.agent_label,
         task_hash=task.content_hash,
-        outcome=outcome,
-        reason=reason,
         ended=ended,
-        verdicts=verdicts,
         transcript=transcript,
         world_diff=world.diff(),
         final_hash=final_hash,
@@ -144,5 +141,6 @@ async def run_trial(trial: Trial) -> TrialResult:
         started_at=started_at,
         duration_s=round(time.perf_counter() - clock, 6),
         judge=rubric,
-        **derived(transcript),
+        **graded,
+        **derived(transcript, judgement),
     )

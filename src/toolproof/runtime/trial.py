@@ -177,7 +177,7 @@ class TrialEnvironment:
         events = []
         for index, check in enumerate(checks):
             started, clock = now(), time.perf_counter()
-            passed, message = await self._check(check)
+            passed, message, errored = await self._check(check)
             events.append(
                 CheckEvent(
                     t=started,
@@ -185,47 +185,53 @@ class TrialEnvironment:
                     name=check.label,
                     passed=passed,
                     message=message,
+                    errored=errored,
                     duration_s=round(time.perf_counter() - clock, 6),
                 )
             )
         return events
 
-    async def _check(self, check: CheckSpec) -> tuple[bool, str]:
+    async def _check(self, check: CheckSpec) -> tuple[bool, str, bool]:
+        """(passed, message, errored): errored when the check could not decide (it raised,
+        timed out or could not start), as opposed to finding the state wrong."""
         assert self.dir is not None
         if check.python is not None:
             func = self.runtime.functions[check.python]
             try:
                 value = await call_function(func, self.values(), check.args, check.timeout_s)
             except TimeoutError:
-                return False, f"did not finish within {check.timeout_s:g} s"
+                return False, f"did not finish within {check.timeout_s:g} s", True
             except AssertionError as exc:
-                return False, str(exc) or "assertion failed"
+                return False, str(exc) or "assertion failed", False
             except Exception as exc:
-                return False, f"{type(exc).__name__}: {exc}"
+                return False, f"{type(exc).__name__}: {exc}", True
             if value is False:
-                return False, "returned False"
-            return True, "holds"
+                return False, "returned False", False
+            return True, "holds", False
         assert check.command is not None
         try:
             argv = [expand(a, self.variables) for a in check.command]
             cwd = Path(expand(check.cwd, self.variables)) if check.cwd else self.dir
         except PlaceholderError as exc:
-            return False, str(exc)
+            return False, str(exc), True
         if not cwd.is_absolute():
             cwd = self.dir / cwd
         if not cwd.is_dir():
-            return False, f"working folder {cwd} does not exist"
+            return False, f"working folder {cwd} does not exist", True
         done = await asyncio.to_thread(run_command, argv, cwd, self.command_env(), check.timeout_s)
         output = done.stdout.strip()
         if done.code != check.expect_exit:
             detail = tail(done.stderr or done.stdout, 5)
             message = f"exit status {done.code}, expected {check.expect_exit}"
-            return False, f"{message}: {detail}" if detail else message
+            # 124: timed out; 127: could not be started (`run_command`)
+            errored = done.code in (124, 127)
+            return False, f"{message}: {detail}" if detail else message, errored
         if check.stdout is not None and output != check.stdout.strip():
-            return False, f"output {output!r}, expected {check.stdout.strip()!r}"
+            return False, f"output {output!r}, expected {check.stdout.strip()!r}", False
         if check.stdout_contains is not None and check.stdout_contains not in done.stdout:
-            return False, f"output {tail(output, 3)!r} does not contain {check.stdout_contains!r}"
-        return True, "holds"
+            found = tail(output, 3)
+            return False, f"output {found!r} does not contain {check.stdout_contains!r}", False
+        return True, "holds", False
 
     async def close(self) -> str:
         """Stop this trial's servers, run the teardown hook (when setup ran) and remove

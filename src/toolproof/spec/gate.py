@@ -25,6 +25,7 @@ NAMED_METRICS = frozenset(
         "corrective_action",
         "drift_robustness",
         "completion_under_load",
+        "policy_adherence",
         "cost_usd",
         "cost_per_pass_usd",
         "cost_per_task_usd",

@@ -286,7 +286,124 @@ def url_problem(url: str) -> str | None:
     return None
 
 
-PolicyRule = Literal["confirm_before_write"]
+# ---------------------------------------------------------------- policy rules
+
+
+class ConfirmBeforeWrite(Strict):
+    """Every call of a write tool follows the agent's request for confirmation and the
+    user's yes."""
+
+    rule: Literal["confirm_before_write"]
+
+
+class IdentifyBeforeAccess(Strict):
+    """No tool reaches into an account before the user has been identified."""
+
+    rule: Literal["identify_before_access"]
+    identify: list[str] = Field(
+        min_length=1,
+        description="Read tools whose successful call identifies the user (find_customer).",
+    )
+    access: list[str] = Field(
+        min_length=1,
+        description="Tools that reach into an account: none may be called before the user "
+        "is identified.",
+    )
+    user_given: bool = Field(
+        True,
+        description="An identifying call counts only when one of its argument values is "
+        "something the user said before it (the email they gave), not a value the agent "
+        "found or made up.",
+    )
+
+
+class NoOtherCustomerData(Strict):
+    """The agent never tells the user data of an account that is not the user's own."""
+
+    rule: Literal["no_other_customer_data"]
+    identify: list[str] = Field(
+        min_length=1,
+        description="Read tools whose successful call identifies the user; the `owner` "
+        "field of their result names the user's own account.",
+    )
+    owner: str = Field(
+        "customer_id", description="The field that names a record's owner in tool results."
+    )
+    fields: list[str] = Field(
+        min_length=1,
+        description="Fields of a record that are its owner's data (name, email, phone, "
+        "shipping_address, tracking_number): every value under them counts.",
+    )
+    user_given: bool = Field(
+        True, description="As for identify_before_access: the identifying value is the user's."
+    )
+
+
+class RequiredRead(Strict):
+    """A read that must succeed before a write, on the same record."""
+
+    write: str = Field(description="The write tool.")
+    read: str = Field(description="The read tool that must succeed before each call of it.")
+    match: dict[str, str] = Field(
+        default_factory=dict,
+        description="Write argument -> the read's argument or result field that must hold "
+        "the same value ({order_id: order_no}); empty: any successful call of the read.",
+    )
+
+
+class ReadBeforeWrite(Strict):
+    """Writes the policy allows only after a check: the read must come first."""
+
+    rule: Literal["read_before_write"]
+    require: list[RequiredRead] = Field(min_length=1)
+
+
+class RefuseWithReason(Strict):
+    """A refusal says why; a request a system refused is answered with the reason."""
+
+    rule: Literal["refuse_with_reason"]
+    errors: list[str] = Field(
+        default_factory=list,
+        description="Tool error kinds by which a system refuses a request (not_eligible, "
+        "invalid_state): the agent's next message must say why.",
+    )
+    reasons: list[str] | None = Field(
+        None,
+        description="Words or phrases that state a reason; default: because, since, "
+        "policy, only, eligible, window, already, ... (docs/suite-format.md).",
+    )
+
+
+PolicyRuleSpec = Annotated[
+    ConfirmBeforeWrite
+    | IdentifyBeforeAccess
+    | NoOtherCustomerData
+    | ReadBeforeWrite
+    | RefuseWithReason,
+    Field(discriminator="rule"),
+]
+
+POLICY_RULES: tuple[str, ...] = (
+    "confirm_before_write",
+    "identify_before_access",
+    "no_other_customer_data",
+    "read_before_write",
+    "refuse_with_reason",
+)
+
+
+def _rule_entry(value: Any) -> Any:
+    """A rule given by its name alone (`- confirm_before_write`) is that rule with its
+    defaults; an unknown name says which rules exist."""
+    name = (
+        value if isinstance(value, str) else value.get("rule") if isinstance(value, dict) else None
+    )
+    if isinstance(name, str) and name not in POLICY_RULES:
+        raise ValueError(f"unknown policy rule '{name}'; rules: {', '.join(POLICY_RULES)}")
+    return {"rule": value} if isinstance(value, str) else value
+
+
+PolicyRuleEntry = Annotated[PolicyRuleSpec, BeforeValidator(_rule_entry)]
 
 
 class SuiteFile(Strict):
@@ -296,8 +413,10 @@ class SuiteFile(Strict):
     version: str = "1"
     description: str = ""
     policy: str | None = Field(None, description="Markdown file: the agent's system prompt.")
-    policy_rules: list[PolicyRule] = Field(
-        default_factory=list, description="Checks applied to every task's transcript."
+    policy_rules: list[PolicyRuleEntry] = Field(
+        default_factory=list,
+        description="Rules checked on every task's transcript: a rule's name, or its name "
+        "under `rule:` with its settings.",
     )
     world: WorldSpec = Field(default_factory=WorldSpec)
     services: dict[str, ServiceSpec] = Field(
@@ -328,6 +447,19 @@ class SuiteFile(Strict):
     judge: str | None = Field(
         None, description="provider/model grading rubric criteria (run --judge-model wins)."
     )
+
+    @field_validator("policy_rules")
+    @classmethod
+    def _rules_once(cls, rules: list[PolicyRuleSpec]) -> list[PolicyRuleSpec]:
+        names = [rule.rule for rule in rules]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"policy rule '{twice[0]}' is given twice; give it once")
+        return rules
+
+    def rule_names(self) -> list[str]:
+        """The names of the suite's policy rules, in order."""
+        return [rule.rule for rule in self.policy_rules]
 
 
 # ---------------------------------------------------------------- tasks

@@ -6,7 +6,14 @@ from typing import Any
 
 from toolproof.conversation import contains, tokens
 from toolproof.gateway.drift import DriftError, DriftLayer
-from toolproof.spec.models import SuiteFile, TaskSpec
+from toolproof.spec.models import (
+    IdentifyBeforeAccess,
+    NoOtherCustomerData,
+    ReadBeforeWrite,
+    RefuseWithReason,
+    SuiteFile,
+    TaskSpec,
+)
 from toolproof.spec.placeholders import scope_names, template_problem
 from toolproof.spec.source import SuiteSource, Task
 from toolproof.suite.loaded import ToolBinding
@@ -151,7 +158,9 @@ def _check_checks(
 
 
 def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
-    """Fault profiles, drift variants, load and score must name what the suite has."""
+    """Fault profiles, drift variants, load, score and policy rules must name what the
+    suite has."""
+    check_policy_rules(source, file, tools)
     faults = file.faults
     if faults.refresh_tool and faults.refresh_tool not in tools:
         source.suite_problem(
@@ -191,3 +200,47 @@ def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, Tool
     for variant in score.drift or []:
         if variant not in file.drift:
             source.suite_problem(["score", "drift"], f"score.drift: no drift variant '{variant}'")
+
+
+def check_policy_rules(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
+    """Each rule's tools are in the spectra and of the right kind (the user is identified by
+    a read; a required read guards a write and matches the write's own arguments). A tool
+    declared in the spectra that did not load is not reported again."""
+    declared = set(file.tools)
+
+    def tool(loc: list[str | int], name: str, kind: str | None = None) -> ToolBinding | None:
+        binding = tools.get(name)
+        if binding is None:
+            if name not in declared:
+                source.suite_problem(loc, f"{rule.rule}: unknown tool '{name}'")
+            return None
+        if kind is not None and binding.write != (kind == "write"):
+            source.suite_problem(loc, f"{rule.rule}: '{name}' is not a {kind} tool")
+        return binding
+
+    for i, rule in enumerate(file.policy_rules):
+        at: list[str | int] = ["policy_rules", i]
+        if isinstance(rule, IdentifyBeforeAccess | NoOtherCustomerData):
+            for j, name in enumerate(rule.identify):
+                tool([*at, "identify", j], name, "read")
+        if isinstance(rule, IdentifyBeforeAccess):
+            for j, name in enumerate(rule.access):
+                tool([*at, "access", j], name)
+        if isinstance(rule, ReadBeforeWrite):
+            for j, required in enumerate(rule.require):
+                tool([*at, "require", j, "read"], required.read, "read")
+                write = tool([*at, "require", j, "write"], required.write, "write")
+                known = set(write.schema.parameters.get("properties", {})) if write else set()
+                for arg in required.match if write else []:
+                    if arg not in known:
+                        source.suite_problem(
+                            [*at, "require", j, "match", arg],
+                            f"{rule.rule}: {required.write} has no argument '{arg}'",
+                        )
+        if isinstance(rule, RefuseWithReason):
+            for j, reason in enumerate(rule.reasons or []):
+                if not tokens(reason):
+                    source.suite_problem(
+                        [*at, "reasons", j],
+                        f"{rule.rule}: reason {reason!r} has no letters or digits to look for",
+                    )

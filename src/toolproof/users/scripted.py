@@ -7,13 +7,12 @@ conversation ends.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from toolproof.conversation import asks_confirmation, asks_question
-from toolproof.spec.models import Match, UserSpec, When
+from toolproof.conversation import holds
+from toolproof.spec.models import UserSpec
 
 if TYPE_CHECKING:
     from toolproof.spec.source import Task
@@ -30,22 +29,6 @@ class User(ABC):
     @abstractmethod
     async def respond(self, agent_reply: str) -> str | None:
         """The next message, or None when the user is done."""
-
-
-def holds(when: When, text: str) -> bool:
-    """Whether a condition holds for the agent's reply."""
-    if when == "always":
-        return True
-    if when == "asks_confirmation":
-        return asks_confirmation(text)
-    if when == "asks_question":
-        return asks_question(text)
-    assert isinstance(when, Match)
-    if when.contains is not None:
-        lowered = text.lower()
-        return any(word.lower() in lowered for word in when.contains)
-    assert when.regex is not None
-    return re.search(when.regex, text, re.IGNORECASE) is not None
 
 
 class ScriptedUser(User):

@@ -662,6 +662,39 @@
 
   // ------------------------------------------------------------ tiers and tags
 
+  function accountability() {
+    var root = body('blame');
+    var checked = ENTRIES.filter(function (e) { return e.policy; });
+    if (checked.length) {
+      var rules = [];
+      checked.forEach(function (e) { Object.keys(e.policy.violations).forEach(function (r) { if (rules.indexOf(r) < 0) rules.push(r); }); });
+      rules.sort();
+      var pRows = checked.map(function (e) {
+        var p = e.policy;
+        return [modelCell(e), int(p.trials), h('td', null, f3(p.policy_adherence), ciLine(p.ci.policy_adherence)), int(p.violating_trials)]
+          .concat(rules.map(function (r) { return int(p.violations[r] || 0); }));
+      });
+      root.append(card('Policy adherence and violations by rule', table(['model', 'checked trials', 'policy_adherence', 'violating trials'].concat(rules), pRows),
+        note('policy_adherence: per task, the share of its graded trials that broke no policy rule, averaged over tasks; 95% interval by bootstrap over tasks. A trial counts once under each rule it broke.')));
+    } else {
+      root.append(note('No policy rule was checked: policy adherence is not measured.'));
+    }
+    var failing = ENTRIES.filter(function (e) { return e.counts.failed; });
+    if (!failing.length) { root.append(note('No failed trial to attribute.')); return; }
+    var parties = [];
+    failing.forEach(function (e) { Object.keys(e.blame || {}).forEach(function (p) { if (parties.indexOf(p) < 0) parties.push(p); }); });
+    var bRows = failing.map(function (e) {
+      var rules = [];
+      Object.keys(e.blame_rules || {}).forEach(function (party) {
+        Object.keys(e.blame_rules[party]).forEach(function (rule) { rules.push(rule + ' ' + e.blame_rules[party][rule]); });
+      });
+      return [modelCell(e), int(e.counts.failed)].concat(parties.map(function (p) { return int((e.blame || {})[p] || 0); }),
+        [h('td', { class: 'wrap', text: rules.join(', ') })]);
+    });
+    root.append(card('Failed trials by blame', table(['model', 'failed'].concat(parties, ['rules']), bRows),
+      note('Each failed trial is blamed on the first party an explicit rule finds at fault (environment, then the simulated user, then a grader), otherwise on the agent; the counts sum to the failed trials.')));
+  }
+
   function breakdown() {
     var root = body('breakdown');
     var tiers = [];
@@ -975,7 +1008,8 @@
       fact('tokens in / out', int(usage.input_tokens || 0) + ' / ' + int(usage.output_tokens || 0)),
       fact('cost', usd(r.cost_usd)), fact('simulated user cost', usd(r.user_cost_usd)),
       fact('tool calls · turns', String(r.tool_calls) + ' · ' + String(r.turns)),
-      fact('final state', r.expected_hash ? (r.final_hash === r.expected_hash ? 'as expected' : 'differs from expected') : 'no expected state')));
+      fact('final state', r.expected_hash ? (r.final_hash === r.expected_hash ? 'as expected' : 'differs from expected') : 'no expected state'),
+      r.blame ? fact('blamed on', r.blame.party + ' (' + r.blame.rule + ': ' + r.blame.reason + ')') : null));
     var verdicts = r.verdicts || [];
     drawerBody.append(h('h3', { text: 'Verdicts' }));
     drawerBody.append(verdicts.length ? table(['grader', 'verdict', 'reason'], verdicts.map(function (v) {
@@ -1083,9 +1117,9 @@
       int(TX.total) + ' trials, ' + int(TX.embedded) + ' full records embedded. Charts: Chart.js (MIT). This file works offline.');
   }
 
-  [overview, score, passk, cost, conditions, breakdown, gridSection, footer].forEach(function (part) {
+  [overview, score, passk, cost, conditions, accountability, breakdown, gridSection, footer].forEach(function (part) {
     try { part(); } catch (err) {
-      var where = part.name ? document.getElementById(part.name === 'gridSection' ? 'grid' : part.name) : null;
+      var where = part.name ? document.getElementById(part.name === 'gridSection' ? 'grid' : part.name === 'accountability' ? 'blame' : part.name) : null;
       var target = where ? (where.querySelector('.body') || where) : document.getElementById('app');
       target.append(h('p', { class: 'warn', text: 'This part of the report failed to draw: ' + err }));
       if (window.console) console.error(err);
