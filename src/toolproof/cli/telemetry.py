@@ -1,0 +1,71 @@
+"""The production-loop commands: `import trace` (an incident drafted as a task) and
+`monitor` (production traces scored against a baseline run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolproof.cli.output import console, errors, writable
+from toolproof.errors import UsageError
+from toolproof.suite.loaded import Suite
+
+TracesArg = Annotated[
+    Path,
+    typer.Argument(
+        help="A trace file: OTLP-JSON (one request per line, or one in the file) or the SDK's "
+        "one span per line; GenAI or OpenInference attribute names."
+    ),
+]
+SuiteOpt = Annotated[
+    Path | None,
+    typer.Option("--suite", help="The suite whose tools and policy the traces are read with."),
+]
+
+
+def suite_for_traces(path: Path | None) -> Suite | None:
+    """The suite, loaded without starting the live systems it can do without."""
+    if path is None:
+        return None
+    from toolproof.runtime import services_on_demand
+    from toolproof.suite import load_suite
+
+    with services_on_demand():
+        return load_suite(path)
+
+
+def import_trace(
+    traces: TracesArg,
+    suite: SuiteOpt = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Write the draft task here [standard output]."),
+    ] = None,
+    conversation: Annotated[
+        str | None,
+        typer.Option(help="The conversation to draft (gen_ai.conversation.id or session.id)."),
+    ] = None,
+) -> None:
+    """Draft a task from one production conversation: its user turns, its calls as the
+    starting gold actions, the tool outputs as notes; the expectations are TODOs."""
+    from toolproof.importers.trace import draft_task
+    from toolproof.telemetry.traces import conversations, pick
+
+    if output is not None and output.exists():
+        raise UsageError(f"-o {output}: the file exists; give a new file name")
+    writable(output, "-o")
+    loaded = suite_for_traces(suite)
+    draft = draft_task(pick(conversations(traces), conversation, traces), loaded)
+    for problem in draft.problems:
+        errors.print(f"[yellow]warning:[/] {problem}", highlight=False)
+    if output is None:
+        print(draft.text, end="")
+        return
+    output.write_text(draft.text, encoding="utf-8")
+    console.print(
+        f"wrote draft task {draft.task_id} to {output}: fill its TODOs, then delete its "
+        "`draft:` line",
+        highlight=False,
+    )
