@@ -1,7 +1,8 @@
 """Every command, registered on one Typer app in the order `toolproof --help` lists them.
 
 One module per group of commands (`suite`: validate, run, regrade, schema; `results`: show,
-runs, report, view, import; `ci`: gate, compare, verify; `serve`: serve-tools), options
+runs, report, view, import; `ci`: gate, compare, verify; `telemetry`: import trace,
+monitor; `serve`: serve-tools), options
 declared once in `options`, printing in `output`.
 """
 
@@ -16,6 +17,7 @@ from toolproof.cli.ci import compare, gate, verify
 from toolproof.cli.results import import_app, report, runs, show, view
 from toolproof.cli.serve import serve_tools
 from toolproof.cli.suite import regrade, run, schema, validate
+from toolproof.cli.telemetry import monitor
 
 app = typer.Typer(
     name="toolproof",
@@ -32,7 +34,7 @@ def version() -> None:
 
 
 COMMANDS: list[Callable[..., None]] = [validate, run, regrade, show, runs, schema]
-MORE: list[Callable[..., None]] = [gate, compare, verify, report, view, version]
+MORE: list[Callable[..., None]] = [gate, compare, verify, monitor, report, view, version]
 """The commands in the order `toolproof --help` lists them (import and serve-tools between)."""
 
 for command in COMMANDS:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from toolproof.cli.options import StoreOpt
 from toolproof.cli.output import console, errors, writable
 from toolproof.errors import UsageError
 from toolproof.suite.loaded import Suite
@@ -69,3 +70,72 @@ def import_trace(
         "`draft:` line",
         highlight=False,
     )
+
+
+def monitor(
+    traces: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="TRACES...",
+            help="Trace files of sampled production conversations (the formats of `import trace`).",
+        ),
+    ],
+    baseline: Annotated[
+        str, typer.Option(help="The run production is held to (id, its start, 'latest').")
+    ],
+    suite: SuiteOpt = None,
+    store: StoreOpt = None,
+    max_regression: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="How much worse is tolerated: points for rates (0.05 = 5 points), a share "
+            "of the baseline for tokens, latency and calls (0.05 = 5%).",
+        ),
+    ] = 0.05,
+    alpha: Annotated[
+        float, typer.Option(min=0, max=1, help="Significance level of each test.")
+    ] = 0.05,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
+    ] = None,
+    markdown_path: Annotated[
+        Path | None, typer.Option("--markdown", help="Write the comparison as Markdown here.")
+    ] = None,
+) -> None:
+    """Score production traces with the graders that need no gold (policy, loops, recovery,
+    economics) and compare each with the baseline run; exit 1 on a significant regression."""
+    from toolproof.ci.monitor import (
+        Policy,
+        baseline_measures,
+        markdown,
+        production_measures,
+    )
+    from toolproof.ci.monitor import monitor as compare
+    from toolproof.report.json import write_json
+    from toolproof.store.queries import open_existing
+
+    writable(json_path, "--json")
+    writable(markdown_path, "--markdown")
+    journal = open_existing(store)
+    run_id = journal.resolve(baseline)
+    if suite is None:
+        stored = journal.run(run_id).config.suite_path
+        suite = Path(stored) if stored and Path(stored).exists() else None
+    policy = Policy.of(suite_for_traces(suite))
+    current = production_measures(traces, policy)
+    report = compare(
+        current,
+        baseline_measures(journal, run_id, policy),
+        baseline_run=run_id,
+        max_regression=max_regression,
+        alpha=alpha,
+    )
+    text = markdown(report)
+    print(text, end="")
+    if json_path:
+        write_json(report.as_json(), json_path)
+    if markdown_path:
+        markdown_path.write_text(text, encoding="utf-8")
+    if report.regressed:
+        raise typer.Exit(1)
