@@ -3,48 +3,14 @@ toolproof wrote and from OpenInference traces; what cannot be mapped is a locate
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
-from traced import GOOD_SCRIPT, attributes, spans_of, toolproof, traced_run
+from traced import GOOD_SCRIPT, attributes, otlp, span, spans_of, toolproof, traced_run
 
 from toolproof.errors import SuiteError
 from toolproof.suite import load_suite
-
-
-def otlp(spans: list[dict[str, Any]]) -> str:
-    """Spans (attributes as plain values) as one OTLP-JSON request line."""
-
-    def value(v: Any) -> dict[str, Any]:
-        if isinstance(v, bool):
-            return {"boolValue": v}
-        if isinstance(v, int):
-            return {"intValue": str(v)}
-        return {"stringValue": str(v)}
-
-    encoded = [
-        {
-            **{k: v for k, v in span.items() if k != "attributes"},
-            "attributes": [{"key": k, "value": value(v)} for k, v in span["attributes"].items()],
-        }
-        for span in spans
-    ]
-    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": encoded}]}]})
-
-
-def span(span_id: str, start: int, attrs: dict[str, Any], parent: str = "r1") -> dict[str, Any]:
-    return {
-        "traceId": "ab" * 16,
-        "spanId": span_id,
-        "parentSpanId": parent,
-        "name": span_id,
-        "startTimeUnixNano": str(start * 1_000_000),
-        "endTimeUnixNano": str(start * 1_000_000 + 500_000),
-        "attributes": attrs,
-    }
 
 
 @pytest.mark.skipif(

@@ -129,3 +129,35 @@ def spans_of(path: Path) -> list[dict[str, Any]]:
         for scope in resource["scopeSpans"]
         for span in scope["spans"]
     ]
+
+
+def otlp(spans: list[dict[str, Any]]) -> str:
+    """Spans (attributes as plain values) as one OTLP-JSON request line."""
+
+    def value(v: Any) -> dict[str, Any]:
+        if isinstance(v, bool):
+            return {"boolValue": v}
+        if isinstance(v, int):
+            return {"intValue": str(v)}
+        return {"stringValue": str(v)}
+
+    encoded = [
+        {
+            **{k: v for k, v in span.items() if k != "attributes"},
+            "attributes": [{"key": k, "value": value(v)} for k, v in span["attributes"].items()],
+        }
+        for span in spans
+    ]
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": encoded}]}]})
+
+
+def span(span_id: str, start: int, attrs: dict[str, Any], parent: str = "r1") -> dict[str, Any]:
+    return {
+        "traceId": "ab" * 16,
+        "spanId": span_id,
+        "parentSpanId": parent,
+        "name": span_id,
+        "startTimeUnixNano": str(start * 1_000_000),
+        "endTimeUnixNano": str(start * 1_000_000 + 500_000),
+        "attributes": attrs,
+    }
