@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
 TRACES_PATH = "/v1/traces"
+# A run makes spans in bursts (hundreds of trials finishing at once); the SDK's default queue
+# of 2,048 spans would drop some while a collector is slow. A span is ~1-2 KB.
+QUEUE_SPANS = 65_536
+BATCH_SPANS = 1_024
 ID_FIELDS = ("traceId", "spanId", "parentSpanId")
 
 
@@ -115,7 +119,14 @@ class TraceExport:
             resource=Resource.create({"service.name": "toolproof"})
         )
         for exporter in exporters:
-            self.provider.add_span_processor(BatchSpanProcessor(exporter))
+            self.provider.add_span_processor(
+                BatchSpanProcessor(
+                    exporter,
+                    max_queue_size=QUEUE_SPANS,
+                    max_export_batch_size=BATCH_SPANS,
+                    schedule_delay_millis=1000,
+                )
+            )
         self.tracer = self.provider.get_tracer("toolproof", __version__)
         self.run_id = ""
 
