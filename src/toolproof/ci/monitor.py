@@ -202,8 +202,9 @@ def markdown(report: MonitorReport) -> str:
     lines = [
         f"## toolproof monitor: {verdict}",
         "",
-        f"{report.conversations} production conversations against {report.baseline_trials} "
-        f"trials of run `{report.baseline_run}`; a regression is worse by more than "
+        f"Production conversations: {report.conversations}; baseline: "
+        f"{report.baseline_trials} trials of run `{report.baseline_run}`. A regression is "
+        f"worse by more than "
         f"{report.max_regression:g} (points for rates, a share of the baseline for amounts) "
         f"at p < {report.alpha:g} (one-sided permutation test, conversation as the unit).",
         "",
