@@ -146,3 +146,14 @@ def test_a_missing_trace_file_is_exit_2_with_its_path(runs: Sampled, tmp_path: P
     assert missing.returncode == 2, missing.stdout + missing.stderr
     assert f"{tmp_path / 'none.jsonl'}: cannot read the trace file" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+@needs_sdk
+def test_traces_with_no_agent_span_are_exit_2_not_empty_conversations(
+    runs: Sampled, tmp_path: Path
+) -> None:
+    trace = tmp_path / "http-only.jsonl"
+    trace.write_text(otlp([span("h1", 1, {"http.request.method": "GET"})]) + "\n")
+    result = runs.monitor(trace)
+    assert result.returncode == 2
+    assert f"{trace}: no agent, model or tool span" in result.stderr

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolproof.errors import SuiteError
 from toolproof.graders.base import Evidence
 from toolproof.graders.policy import RULES
 from toolproof.metrics.monitor import Comparison, Dimension, compare_dimension
@@ -82,11 +83,16 @@ def measures(
 
 
 def production_measures(paths: Iterable[Path], policy: Policy | None) -> list[Measures]:
-    """Every conversation of the trace files, measured."""
-    out = []
+    """Every conversation of the trace files that has an agent, model or tool span,
+    measured (other traces in the files, such as plain HTTP requests, are no conversation)."""
+    out: list[Measures] = []
     for path in paths:
-        for conversation in conversations(path):
-            out.append(conversation_measures(conversation, policy))
+        found = [c for c in conversations(path) if any(s.kind for s in c.spans)]
+        if not found:
+            raise SuiteError.at(
+                path, None, "no agent, model or tool span (GenAI or OpenInference) in the file"
+            )
+        out.extend(conversation_measures(conversation, policy) for conversation in found)
     return out
 
 
