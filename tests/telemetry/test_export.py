@@ -266,3 +266,47 @@ def test_without_the_otel_extra_the_run_is_a_usage_error(tmp_path: Path, mini_di
     assert result.returncode == 2, result.stderr
     assert "pip install 'toolproof[otel]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_injected_fault_and_drift_are_toolproof_attributes_of_the_tool_span() -> None:
+    from toolproof.runner.variants import Variant
+    from toolproof.transcript import ToolCallEvent, Transcript
+
+    transcript = Transcript(
+        events=[
+            ToolCallEvent(
+                t=0.5,
+                call_id="c1",
+                name="fetch_order",
+                arguments={"id": "A"},
+                result={"error": "rate limited"},
+                is_error=True,
+                error_kind="rate_limited",
+                latency_s=0.25,
+                fault="rate_limit",
+                tool="get_order",
+                tool_arguments={"order_id": "A"},
+            )
+        ]
+    )
+    variant = Variant(faults="flaky", drift="renamed").key
+    result = TrialResult(
+        task_id="status",
+        trial=2,
+        seed=99,
+        variant=variant,
+        outcome="failed",
+        reason="no answer",
+        transcript=transcript,
+        started_at="2026-12-01T10:00:00.000+00:00",
+        duration_s=1.0,
+    )
+    spans = {s.attributes["gen_ai.operation.name"]: s for s in exported("run-1", [result], False)}
+    root, tool = spans["invoke_agent"], spans["execute_tool"]
+    assert tool.attributes["toolproof.fault"] == "rate_limit"
+    assert tool.attributes["toolproof.drift.tool"] == "get_order"
+    assert tool.attributes["error.type"] == "rate_limited"
+    assert tool.status.status_code.name == "ERROR"
+    assert root.attributes["toolproof.faults"] == "flaky"
+    assert root.attributes["toolproof.drift"] == "renamed"
+    assert root.attributes["gen_ai.conversation.id"] == f"run-1:{variant}:status:2"

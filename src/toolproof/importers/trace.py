@@ -37,7 +37,7 @@ def flow(value: Any) -> str:
 
 def task_id_for(conversation: Conversation) -> str:
     """`incident-` and the task toolproof ran, or the conversation's id, as a task id."""
-    base = conversation.attribute(sc.TASK) or conversation.id.rsplit(":", 1)[-1]
+    base = conversation.attribute(sc.TASK) or conversation.id
     return "incident-" + re.sub(r"[^A-Za-z0-9_.:-]+", "-", str(base)).strip("-")[:60]
 
 
