@@ -37,9 +37,18 @@ def text_part(content: str) -> dict[str, Any]:
     return {"type": "text", "content": content}
 
 
+def trial_model(result: TrialResult) -> tuple[str, str]:
+    """The provider and model a trial ran on; a trial of an agent without a provider (a
+    baseline, a script) is toolproof's, named by its model calls' model or by the agent."""
+    if result.model:
+        return sc.provider_and_model(result.model)
+    calls = result.transcript.model_calls()
+    return "toolproof", calls[0].model if calls else result.agent or "toolproof"
+
+
 def trial_attributes(run_id: str, result: TrialResult) -> Attributes:
     """The `invoke_agent` span's attributes: the conventions' names, then toolproof's own."""
-    provider, model = sc.provider_and_model(result.model or result.agent)
+    provider, model = trial_model(result)
     variant = Variant.parse(result.variant)
     attributes: Attributes = {
         sc.OPERATION: sc.INVOKE_AGENT,
