@@ -312,3 +312,18 @@ def test_an_injected_fault_and_drift_are_toolproof_attributes_of_the_tool_span()
     assert root.attributes["toolproof.faults"] == "flaky"
     assert root.attributes["toolproof.drift"] == "renamed"
     assert root.attributes["gen_ai.conversation.id"] == f"run-1:{variant}:status:2"
+
+
+def test_an_otel_endpoint_that_is_not_a_url_stops_the_run_before_it_starts(
+    tmp_path: Path, mini_dir: Path
+) -> None:
+    db = tmp_path / "runs.db"
+    result = toolproof(
+        "run", mini_dir, "--agent", "oracle", "--store", db, "--otel-endpoint", "localhost:4318"
+    )
+    assert result.returncode == 2
+    assert "--otel-endpoint localhost:4318: give an http:// or https:// URL" in result.stderr
+    assert not Store(str(db)).runs()
+    content_alone = toolproof("run", mini_dir, "--agent", "oracle", "--otel-content")
+    assert content_alone.returncode == 2
+    assert "--otel-content needs --otel-endpoint or --otel-file" in content_alone.stderr
