@@ -1,8 +1,8 @@
 """Every command, registered on one Typer app in the order `toolproof --help` lists them.
 
 One module per group of commands (`suite`: validate, run, regrade, schema; `results`: show,
-runs, report, view, import; `ci`: gate, compare, verify; `serve`: serve-tools; `labels`:
-label, agreement), options
+runs, report, view, import; `ci`: gate, compare, verify; `telemetry`: import trace,
+monitor; `serve`: serve-tools; `labels`: label, agreement), options
 declared once in `options`, printing in `output`.
 """
 
@@ -18,6 +18,7 @@ from toolproof.cli.labels import agreement_command, label
 from toolproof.cli.results import import_app, report, runs, show, view
 from toolproof.cli.serve import serve_tools
 from toolproof.cli.suite import regrade, run, schema, validate
+from toolproof.cli.telemetry import monitor
 
 app = typer.Typer(
     name="toolproof",
@@ -34,7 +35,7 @@ def version() -> None:
 
 
 COMMANDS: list[Callable[..., None]] = [validate, run, regrade, show, runs, schema]
-MORE: list[Callable[..., None]] = [gate, compare, verify, report, view, version]
+MORE: list[Callable[..., None]] = [gate, compare, verify, monitor, report, view, version]
 """The commands in the order `toolproof --help` lists them (import and serve-tools between)."""
 
 for command in COMMANDS:

@@ -40,6 +40,32 @@ JudgeModelOpt = Annotated[
     typer.Option(help="provider/model grading tasks' rubrics [the suite's judge:]."),
 ]
 RUN_HELP = "A run: its id, the start of it, or 'latest'."
+OtelEndpointOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--otel-endpoint",
+        metavar="URL",
+        help="Send each trial as OpenTelemetry GenAI spans to this OTLP/HTTP collector "
+        "(http://host:4318 or its /v1/traces URL); needs toolproof[otel].",
+    ),
+]
+OtelFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--otel-file",
+        metavar="FILE",
+        help="Append each trial's spans to this OTLP-JSON file (one request per line); "
+        "needs toolproof[otel].",
+    ),
+]
+OtelContentOpt = Annotated[
+    bool,
+    typer.Option(
+        "--otel-content",
+        help="Put message content, tool arguments and tool results in the spans (they may "
+        "hold personal data; off by default).",
+    ),
+]
 
 
 def parse_k(text: str | None, flag: str = "--k") -> list[int] | None:

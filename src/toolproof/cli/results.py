@@ -19,6 +19,7 @@ from toolproof.cli.options import (
     parse_k,
 )
 from toolproof.cli.output import console, errors, finish, with_threshold_ks, writable
+from toolproof.cli.telemetry import import_trace
 from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
 from toolproof.store.journal import Store
 from toolproof.store.queries import list_runs, open_existing, stored_summary
@@ -161,3 +162,6 @@ def import_taubench(
     console.print(f"imported {results} as run [bold]{run_id}")
     summary = stored_summary(journal, run_id, with_threshold_ks(parse_k(k), fail_under))
     finish(summary, json_path, fail_under)
+
+
+import_app.command("trace")(import_trace)

@@ -20,6 +20,9 @@ from toolproof.cli.options import (
     JsonOpt,
     JudgeModelOpt,
     KOpt,
+    OtelContentOpt,
+    OtelEndpointOpt,
+    OtelFileOpt,
     SeedOpt,
     StoreOpt,
     SuiteArg,
@@ -33,10 +36,12 @@ from toolproof.errors import UsageError
 from toolproof.models.registry import DEFAULT_MODEL
 from toolproof.records import RunRecord
 from toolproof.report.terminal import RunProgress
+from toolproof.results import TrialResult
 from toolproof.runner.run import RunRequest, RunStart, run_suite
 from toolproof.store.journal import Store
 from toolproof.store.queries import open_existing, stored_summary
 from toolproof.suite import load_suite
+from toolproof.telemetry import OtelOptions, check_options, open_export
 
 
 def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt = None) -> None:
@@ -186,9 +191,15 @@ def run(
         str | None, typer.Option(help="Run to resume: its id, the start of it, or 'latest'.")
     ] = None,
     fresh: Annotated[bool, typer.Option(help="Start a new run even if one can resume.")] = False,
+    otel_endpoint: OtelEndpointOpt = None,
+    otel_file: OtelFileOpt = None,
+    otel_content: OtelContentOpt = False,
 ) -> None:
     """Run every task many times and report pass^k; an unfinished same run is resumed."""
     writable(json_path, "--json")
+    writable(otel_file, "--otel-file")
+    otel = OtelOptions(otel_endpoint, otel_file, otel_content)
+    check_options(otel)
     journal = Store(store)
     journal.check_sound()  # a damaged store is refused before the suite even loads
     if resume:
@@ -234,11 +245,19 @@ def run(
         suite_path=str(loaded.root),
     )
     progress = RunProgress(console)
+    export = open_export(otel) if otel.wanted() else None
 
     def started(start: RunStart) -> None:
         verb = "resuming" if start.resumed else "run"
         console.print(f"{verb} [bold]{start.run_id}[/]: {start.done} of {start.total} trials done")
         progress.start(start.total, start.done)
+        if export is not None:
+            export.run_id = start.run_id
+
+    def finished(result: TrialResult) -> None:
+        progress.advance(result)
+        if export is not None:
+            export.add(result)
 
     try:
         report = asyncio.run(
@@ -249,7 +268,7 @@ def run(
                 resume=resume,
                 fresh=fresh,
                 on_start=started,
-                on_result=progress.advance,
+                on_result=finished,
             )
         )
     except KeyboardInterrupt:
@@ -260,6 +279,8 @@ def run(
         raise typer.Exit(130) from None
     finally:
         progress.stop()
+        if export is not None:
+            export.close()
     if report.stopped:
         stopped = report.summary.stopped or "stopped early"
         console.print(f"[yellow]{stopped}; run again with a higher --max-cost to go on")
