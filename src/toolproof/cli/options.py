@@ -35,6 +35,22 @@ TasksOpt = Annotated[str | None, typer.Option("--tasks", help="Task ids or tags.
 FaultsOpt = Annotated[str | None, typer.Option(help="Fault profile of the suite.")]
 DriftOpt = Annotated[str | None, typer.Option(help="Schema drift variant of the suite.")]
 SeedOpt = Annotated[int | None, typer.Option(help="Suite seed.")]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where trials run: 'local' (this process) or 'ray' (a Ray cluster; "
+        "needs toolproof[ray]).",
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        metavar="ADDR",
+        help="The Ray cluster to join (HOST:PORT, ray://HOST:PORT or 'auto') [a local one].",
+    ),
+]
 RUN_HELP = "A run: its id, the start of it, or 'latest'."
 
 

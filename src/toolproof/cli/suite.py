@@ -14,11 +14,13 @@ from rich.table import Table
 from toolproof.ci.gate import flag_spec
 from toolproof.cli.options import (
     DriftOpt,
+    ExecutorOpt,
     FailUnderOpt,
     FaultsOpt,
     InfraOpt,
     JsonOpt,
     KOpt,
+    RayAddressOpt,
     SeedOpt,
     StoreOpt,
     SuiteArg,
@@ -162,6 +164,8 @@ def run(
     trials: Annotated[int | None, typer.Option(min=1, help="Trials per task.")] = None,
     k: KOpt = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Trials at once.")] = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     seed: SeedOpt = None,
     tasks: TasksOpt = None,
     max_steps: Annotated[int | None, typer.Option(min=1, help="Model turns per trial.")] = None,
@@ -218,6 +222,8 @@ def run(
         max_steps=max_steps,
         infra_errors=parse_infra(infra_errors),
         suite_path=str(loaded.root),
+        executor=executor,
+        ray_address=ray_address,
     )
     progress = RunProgress(console)
 

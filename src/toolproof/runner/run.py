@@ -5,13 +5,13 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof import __version__
-from toolproof.agents.registry import resolve_agents, resolve_user
+from toolproof.agents.registry import AgentChoice, resolve_agents, resolve_user
 from toolproof.ci.audit import REDACTED, record_manifest, redacted_config, redacted_url
 from toolproof.errors import Problem, StoreError, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy, RunSummary
@@ -27,6 +27,7 @@ from toolproof.spec.source import Task
 from toolproof.store.journal import NewRun, Store
 from toolproof.store.queries import stored_summary
 from toolproof.suite.loaded import Suite
+from toolproof.users.scripted import UserFactory
 
 
 @dataclass
@@ -51,6 +52,9 @@ class RunRequest:
     profile: str | None = None
     time_scale: float = 1.0
     suite_path: str = ""
+    executor: str = "local"
+    """Where trials run: 'local' (this process) or 'ray' (actors on a Ray cluster)."""
+    ray_address: str | None = None
 
 
 @dataclass
@@ -241,15 +245,19 @@ async def run_suite(
         )
     else:
         config = settings(suite, request)
+    if request.executor not in EXECUTORS:
+        raise UsageError(f"--executor {request.executor}: use {' or '.join(EXECUTORS)}")
+    if request.ray_address and request.executor != "ray":
+        raise UsageError("--ray-address needs --executor ray")
     peak = peak_concurrency(config)
     agents = resolve_agents(config.agent, config.models, suite, config.model_flags, peak)
-    by_model = {a.model: a for a in agents}
     user_identity, make_user = resolve_user(config.user_model, suite, config.model_flags, peak)
     tasks = [suite.task(t) for t in config.tasks]
     setups = {
         key: VariantSetup(suite, Variant.parse(key), config.time_scale) for key in config.variants
     }
     expected = await expected_hashes(suite, tasks)
+    one = trial_runner(suite, config, agents, make_user, expected, setups)
     new = NewRun(
         suite_name=suite.name,
         suite_version=suite.file.version,
@@ -260,75 +268,119 @@ async def run_suite(
         tasks=task_rows(suite, tasks),
         version=__version__,
     )
-    # Everything is checked by now: only a run that can go ahead is created (or taken over).
-    with store.open_run(new, resume=resume, fresh=fresh) as lease:
-        run_id = lease.run_id
-        models = [a.model for a in agents]
-        specs = [
-            spec
-            for key in config.variants
-            for spec in plan(tasks, config.trials, config.seed, models, key)
-        ]
-        done = store.done(run_id)
-        todo: list[TrialSpec] = [s for s in specs if s.key not in done]
-        on_start(
-            RunStart(
-                run_id=run_id, total=len(specs), done=len(specs) - len(todo), resumed=lease.resumed
-            )
-        )
-
-        async def one(spec: TrialSpec) -> TrialResult:
-            agent = by_model[spec.model]
-            task = suite.task(spec.task_id)
-            return await run_trial(
-                Trial(
-                    spec=spec,
-                    suite=suite,
-                    agent=agent.factory,
-                    agent_label=agent.label,
-                    expected_hash=expected[spec.task_id],
-                    max_steps=config.max_steps,
-                    user=make_user,
-                    conditions=setups[spec.variant].conditions(task, spec.seed),
+    # Everything is checked by now, the executor's workers too: only a run that can go ahead
+    # is created (or taken over).
+    try:
+        async with executor(request, suite, config, expected, one) as run_one:
+            with store.open_run(new, resume=resume, fresh=fresh) as lease:
+                run_id = lease.run_id
+                models = [a.model for a in agents]
+                specs = [
+                    spec
+                    for key in config.variants
+                    for spec in plan(tasks, config.trials, config.seed, models, key)
+                ]
+                done = store.done(run_id)
+                todo: list[TrialSpec] = [s for s in specs if s.key not in done]
+                on_start(
+                    RunStart(
+                        run_id=run_id,
+                        total=len(specs),
+                        done=len(specs) - len(todo),
+                        resumed=lease.resumed,
+                    )
                 )
-            )
 
-        budget = Budget(config.max_cost, store.spent(run_id))
+                budget = Budget(config.max_cost, store.spent(run_id))
 
-        def record(result: TrialResult) -> None:
-            store.write(run_id, result)
-            budget.add(result.cost_usd)
-            on_result(result)
+                def record(result: TrialResult) -> None:
+                    store.write(run_id, result)
+                    budget.add(result.cost_usd)
+                    on_result(result)
 
-        def stop() -> bool:
-            return budget.reached() or lease.lost.is_set()
+                def stop() -> bool:
+                    return budget.reached() or lease.lost.is_set()
 
-        try:
-            with fewer_collections():
-                for key, setup in setups.items():
-                    batch = [s for s in todo if s.variant == key]
-                    concurrency = setup.concurrency or config.concurrency
-                    await execute(batch, one, concurrency, record, stop)
-        finally:
-            await close_shared()  # the run's connections to model providers
-        if lease.lost.is_set():
-            raise StoreError(
-                f"run {run_id} was taken over by another process while this one was stalled "
-                "past its lease; the trials recorded so far are kept"
-            )
-        if budget.reached():
-            store.annotate(
-                run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}"
-            )
-        else:
-            store.finish(run_id)
-            record_manifest(store, run_id)
+                with fewer_collections():
+                    for key, setup in setups.items():
+                        batch = [s for s in todo if s.variant == key]
+                        concurrency = setup.concurrency or config.concurrency
+                        await execute(batch, run_one, concurrency, record, stop)
+                if lease.lost.is_set():
+                    raise StoreError(
+                        f"run {run_id} was taken over by another process while this one was "
+                        "stalled past its lease; the trials recorded so far are kept"
+                    )
+                if budget.reached():
+                    store.annotate(
+                        run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}"
+                    )
+                else:
+                    store.finish(run_id)
+                    record_manifest(store, run_id)
+    finally:
+        await close_shared()  # the run's connections to model providers
     return RunReport(
         run_id=run_id,
         ran=len(store.done(run_id)) - (len(specs) - len(todo)),
         summary=stored_summary(store, run_id),
         stopped=budget.reached(),
     )
+
+
+EXECUTORS = ("local", "ray")
+
+RunOne = Callable[[TrialSpec], Awaitable[TrialResult]]
+
+
+def trial_runner(
+    suite: Suite,
+    config: RunConfig,
+    agents: list[AgentChoice],
+    make_user: UserFactory,
+    expected: dict[str, str | None],
+    setups: dict[str, VariantSetup],
+) -> RunOne:
+    """How one planned trial runs in this process: the same on the driver and in a Ray actor,
+    so both executors build every trial alike."""
+    by_model = {a.model: a for a in agents}
+
+    async def one(spec: TrialSpec) -> TrialResult:
+        agent = by_model[spec.model]
+        task = suite.task(spec.task_id)
+        return await run_trial(
+            Trial(
+                spec=spec,
+                suite=suite,
+                agent=agent.factory,
+                agent_label=agent.label,
+                expected_hash=expected[spec.task_id],
+                max_steps=config.max_steps,
+                user=make_user,
+                conditions=setups[spec.variant].conditions(task, spec.seed),
+            )
+        )
+
+    return one
+
+
+@asynccontextmanager
+async def executor(
+    request: RunRequest,
+    suite: Suite,
+    config: RunConfig,
+    expected: dict[str, str | None],
+    local: RunOne,
+) -> AsyncIterator[RunOne]:
+    """The run's trials: in this process, or on a Ray cluster's actors (started here and
+    stopped when the run ends; the driver still writes every result)."""
+    if request.executor == "local":
+        yield local
+        return
+    from toolproof.runner.ray import ray_trials
+
+    async with ray_trials(suite, config, expected, request.ray_address) as remote:
+        yield remote
 
 
 @contextmanager
