@@ -25,6 +25,7 @@ def main() -> None:
 
 
 def _run() -> None:
+    from rich.markup import escape
     from sqlalchemy.exc import DBAPIError
 
     from toolproof.cli.commands import app
@@ -40,7 +41,7 @@ def _run() -> None:
         errors.print(f"[red]{len(exc.problems)} problem(s)")
         sys.exit(exc.exit_code)
     except ToolproofError as exc:
-        errors.print(f"[red]error:[/] {exc}", highlight=False)
+        errors.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(exc.exit_code)
     except DBAPIError as exc:  # the database itself failed: damaged, locked, gone
         errors.print(f"[red]error:[/] the results store failed: {failure(exc)}", highlight=False)
