@@ -174,7 +174,7 @@ async def ray_trials(
         remote = ray.remote(num_cpus=1, max_concurrency=peak + 1)(TrialActor)
         actors = [remote.remote(setup) for _ in range(count)]
         try:
-            hashes = [await answer(ray, actor.start.remote()) for actor in actors]
+            hashes = await asyncio.gather(*(answer(ray, a.start.remote()) for a in actors))
             if set(hashes) != {suite.content_hash}:
                 raise UsageError(
                     f"a Ray worker loaded suite '{suite.name}' with different content than "
@@ -223,7 +223,10 @@ def connect(ray: Any, address: str | None) -> bool:
     try:
         ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise UsageError(f"--ray-address {address}: cannot join the Ray cluster: {exc}") from None
+        raise UsageError(
+            f"--ray-address {address}: cannot join the Ray cluster: {exc} (a cluster with "
+            "token authentication also needs RAY_AUTH_MODE=token and its token)"
+        ) from None
     return True
 
 
