@@ -270,56 +270,77 @@ async def run_suite(
     )
     # Everything is checked by now, the executor's workers too: only a run that can go ahead
     # is created (or taken over).
-    try:
-        async with executor(request, suite, config, expected, one) as run_one:
-            with store.open_run(new, resume=resume, fresh=fresh) as lease:
-                run_id = lease.run_id
-                models = [a.model for a in agents]
-                specs = [
-                    spec
-                    for key in config.variants
-                    for spec in plan(tasks, config.trials, config.seed, models, key)
-                ]
-                done = store.done(run_id)
-                todo: list[TrialSpec] = [s for s in specs if s.key not in done]
-                on_start(
-                    RunStart(
-                        run_id=run_id,
-                        total=len(specs),
-                        done=len(specs) - len(todo),
-                        resumed=lease.resumed,
-                    )
-                )
+    async with executor(request, suite, config, expected, one) as run_one:
+        return await drive(
+            store,
+            new,
+            (config, agents, tasks, setups),
+            run_one,
+            (resume, fresh),
+            on_start,
+            on_result,
+        )
 
-                budget = Budget(config.max_cost, store.spent(run_id))
 
-                def record(result: TrialResult) -> None:
-                    store.write(run_id, result)
-                    budget.add(result.cost_usd)
-                    on_result(result)
+async def drive(
+    store: Store,
+    new: NewRun,
+    plan_of: tuple[RunConfig, list[AgentChoice], list[Task], dict[str, VariantSetup]],
+    run_one: RunOne,
+    opening: tuple[str | None, bool],
+    on_start: Callable[[RunStart], None],
+    on_result: Callable[[TrialResult], None],
+) -> RunReport:
+    """Create (or take over) the run and execute what it still lacks, writing each result as
+    it arrives: the same whichever executor `run_one` sends trials to."""
+    config, agents, tasks, setups = plan_of
+    resume, fresh = opening
+    with store.open_run(new, resume=resume, fresh=fresh) as lease:
+        run_id = lease.run_id
+        models = [a.model for a in agents]
+        specs = [
+            spec
+            for key in config.variants
+            for spec in plan(tasks, config.trials, config.seed, models, key)
+        ]
+        done = store.done(run_id)
+        todo: list[TrialSpec] = [s for s in specs if s.key not in done]
+        on_start(
+            RunStart(
+                run_id=run_id, total=len(specs), done=len(specs) - len(todo), resumed=lease.resumed
+            )
+        )
 
-                def stop() -> bool:
-                    return budget.reached() or lease.lost.is_set()
+        budget = Budget(config.max_cost, store.spent(run_id))
 
-                with fewer_collections():
-                    for key, setup in setups.items():
-                        batch = [s for s in todo if s.variant == key]
-                        concurrency = setup.concurrency or config.concurrency
-                        await execute(batch, run_one, concurrency, record, stop)
-                if lease.lost.is_set():
-                    raise StoreError(
-                        f"run {run_id} was taken over by another process while this one was "
-                        "stalled past its lease; the trials recorded so far are kept"
-                    )
-                if budget.reached():
-                    store.annotate(
-                        run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}"
-                    )
-                else:
-                    store.finish(run_id)
-                    record_manifest(store, run_id)
-    finally:
-        await close_shared()  # the run's connections to model providers
+        def record(result: TrialResult) -> None:
+            store.write(run_id, result)
+            budget.add(result.cost_usd)
+            on_result(result)
+
+        def stop() -> bool:
+            return budget.reached() or lease.lost.is_set()
+
+        try:
+            with fewer_collections():
+                for key, setup in setups.items():
+                    batch = [s for s in todo if s.variant == key]
+                    concurrency = setup.concurrency or config.concurrency
+                    await execute(batch, run_one, concurrency, record, stop)
+        finally:
+            await close_shared()  # the run's connections to model providers
+        if lease.lost.is_set():
+            raise StoreError(
+                f"run {run_id} was taken over by another process while this one was stalled "
+                "past its lease; the trials recorded so far are kept"
+            )
+        if budget.reached():
+            store.annotate(
+                run_id, stopped=f"budget reached: ${budget.spent:.4f} of ${budget.limit}"
+            )
+        else:
+            store.finish(run_id)
+            record_manifest(store, run_id)
     return RunReport(
         run_id=run_id,
         ran=len(store.done(run_id)) - (len(specs) - len(todo)),
