@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,postgres,local,examples,otel]'
+	$(BIN)/pip install -q -e '.[dev,postgres,local,examples,otel,ray]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import shutil
+import signal
+import subprocess
 import textwrap
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 MINI_TOOLS = '''
@@ -120,3 +123,14 @@ def line_with(text: str, needle: str) -> int:
     found = [n for n, line in enumerate(text.splitlines(), start=1) if needle in line]
     assert len(found) == 1, f"{needle!r} is on lines {found}"
     return found[0]
+
+
+def kill_part_way(command: list[str], stored: Callable[[], int], at: int = 10) -> None:
+    """Start `command` and SIGKILL it once `stored()` (its trials in the store) reaches `at`,
+    or after two minutes: a run killed in the middle, for resume tests."""
+    victim = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and stored() < at:
+        time.sleep(0.05)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()

@@ -39,6 +39,22 @@ JudgeModelOpt = Annotated[
     str | None,
     typer.Option(help="provider/model grading tasks' rubrics [the suite's judge:]."),
 ]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where trials run: 'local' (this process) or 'ray' (a Ray cluster; "
+        "needs toolproof[ray]).",
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        metavar="ADDR",
+        help="The Ray cluster to join (HOST:PORT, ray://HOST:PORT or 'auto') [a local one].",
+    ),
+]
 RUN_HELP = "A run: its id, the start of it, or 'latest'."
 OtelEndpointOpt = Annotated[
     str | None,

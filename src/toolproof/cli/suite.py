@@ -14,6 +14,7 @@ from rich.table import Table
 from toolproof.ci.gate import flag_spec
 from toolproof.cli.options import (
     DriftOpt,
+    ExecutorOpt,
     FailUnderOpt,
     FaultsOpt,
     InfraOpt,
@@ -23,6 +24,7 @@ from toolproof.cli.options import (
     OtelContentOpt,
     OtelEndpointOpt,
     OtelFileOpt,
+    RayAddressOpt,
     SeedOpt,
     StoreOpt,
     SuiteArg,
@@ -180,6 +182,8 @@ def run(
     trials: Annotated[int | None, typer.Option(min=1, help="Trials per task.")] = None,
     k: KOpt = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Trials at once.")] = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     seed: SeedOpt = None,
     tasks: TasksOpt = None,
     max_steps: Annotated[int | None, typer.Option(min=1, help="Model turns per trial.")] = None,
@@ -243,6 +247,8 @@ def run(
         max_steps=max_steps,
         infra_errors=parse_infra(infra_errors),
         suite_path=str(loaded.root),
+        executor=executor,
+        ray_address=ray_address,
     )
     progress = RunProgress(console)
     export = open_export(otel) if otel.wanted() else None

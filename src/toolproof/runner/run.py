@@ -5,13 +5,13 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof import __version__
-from toolproof.agents.registry import resolve_agents, resolve_user
+from toolproof.agents.registry import AgentChoice, resolve_agents, resolve_user
 from toolproof.ci.audit import REDACTED, record_manifest, redacted_config, redacted_url
 from toolproof.errors import Problem, StoreError, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy, RunSummary
@@ -19,7 +19,7 @@ from toolproof.models.http import close_shared
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.runner.gold import GoldReplay, replay_gold
-from toolproof.runner.judging import judge_name, resolve_judge
+from toolproof.runner.judging import JudgeModel, judge_name, resolve_judge
 from toolproof.runner.local import execute
 from toolproof.runner.plan import TrialSpec, plan
 from toolproof.runner.trial import Trial, run_trial
@@ -28,6 +28,7 @@ from toolproof.spec.source import Task
 from toolproof.store.journal import NewRun, Store
 from toolproof.store.queries import stored_summary
 from toolproof.suite.loaded import Suite
+from toolproof.users.scripted import UserFactory
 
 
 @dataclass
@@ -53,6 +54,9 @@ class RunRequest:
     profile: str | None = None
     time_scale: float = 1.0
     suite_path: str = ""
+    executor: str = "local"
+    """Where trials run: 'local' (this process) or 'ray' (actors on a Ray cluster)."""
+    ray_address: str | None = None
 
 
 @dataclass
@@ -247,9 +251,12 @@ async def run_suite(
         )
     else:
         config = settings(suite, request)
+    if request.executor not in EXECUTORS:
+        raise UsageError(f"--executor {request.executor}: use {' or '.join(EXECUTORS)}")
+    if request.ray_address and request.executor != "ray":
+        raise UsageError("--ray-address needs --executor ray")
     peak = peak_concurrency(config)
     agents = resolve_agents(config.agent, config.models, suite, config.model_flags, peak)
-    by_model = {a.model: a for a in agents}
     user_identity, make_user = resolve_user(config.user_model, suite, config.model_flags, peak)
     tasks = [suite.task(t) for t in config.tasks]
     grader = resolve_judge(
@@ -259,6 +266,7 @@ async def run_suite(
         key: VariantSetup(suite, Variant.parse(key), config.time_scale) for key in config.variants
     }
     expected = await gold_replays(suite, tasks)
+    one = trial_runner(suite, config, agents, make_user, expected, setups, grader)
     new = NewRun(
         suite_name=suite.name,
         suite_version=suite.file.version,
@@ -273,7 +281,33 @@ async def run_suite(
         tasks=task_rows(suite, tasks),
         version=__version__,
     )
-    # Everything is checked by now: only a run that can go ahead is created (or taken over).
+    # Everything is checked by now, the executor's workers too: only a run that can go ahead
+    # is created (or taken over).
+    async with executor(request, suite, config, expected, one) as run_one:
+        return await drive(
+            store,
+            new,
+            (config, agents, tasks, setups),
+            run_one,
+            (resume, fresh),
+            on_start,
+            on_result,
+        )
+
+
+async def drive(
+    store: Store,
+    new: NewRun,
+    plan_of: tuple[RunConfig, list[AgentChoice], list[Task], dict[str, VariantSetup]],
+    run_one: RunOne,
+    opening: tuple[str | None, bool],
+    on_start: Callable[[RunStart], None],
+    on_result: Callable[[TrialResult], None],
+) -> RunReport:
+    """Create (or take over) the run and execute what it still lacks, writing each result as
+    it arrives: the same whichever executor `run_one` sends trials to."""
+    config, agents, tasks, setups = plan_of
+    resume, fresh = opening
     with store.open_run(new, resume=resume, fresh=fresh) as lease:
         run_id = lease.run_id
         models = [a.model for a in agents]
@@ -290,24 +324,6 @@ async def run_suite(
             )
         )
 
-        async def one(spec: TrialSpec) -> TrialResult:
-            agent = by_model[spec.model]
-            task = suite.task(spec.task_id)
-            return await run_trial(
-                Trial(
-                    spec=spec,
-                    suite=suite,
-                    agent=agent.factory,
-                    agent_label=agent.label,
-                    expected_hash=expected[spec.task_id].hash,
-                    expected_changes=expected[spec.task_id].changes,
-                    max_steps=config.max_steps,
-                    user=make_user,
-                    conditions=setups[spec.variant].conditions(task, spec.seed),
-                    judge=grader,
-                )
-            )
-
         budget = Budget(config.max_cost, store.spent(run_id))
 
         def record(result: TrialResult) -> None:
@@ -323,7 +339,7 @@ async def run_suite(
                 for key, setup in setups.items():
                     batch = [s for s in todo if s.variant == key]
                     concurrency = setup.concurrency or config.concurrency
-                    await execute(batch, one, concurrency, record, stop)
+                    await execute(batch, run_one, concurrency, record, stop)
         finally:
             await close_shared()  # the run's connections to model providers
         if lease.lost.is_set():
@@ -344,6 +360,64 @@ async def run_suite(
         summary=stored_summary(store, run_id),
         stopped=budget.reached(),
     )
+
+
+EXECUTORS = ("local", "ray")
+
+RunOne = Callable[[TrialSpec], Awaitable[TrialResult]]
+
+
+def trial_runner(
+    suite: Suite,
+    config: RunConfig,
+    agents: list[AgentChoice],
+    make_user: UserFactory,
+    expected: dict[str, GoldReplay],
+    setups: dict[str, VariantSetup],
+    grader: JudgeModel | None,
+) -> RunOne:
+    """How one planned trial runs in this process: the same on the driver and in a Ray actor,
+    so both executors build every trial alike."""
+    by_model = {a.model: a for a in agents}
+
+    async def one(spec: TrialSpec) -> TrialResult:
+        agent = by_model[spec.model]
+        task = suite.task(spec.task_id)
+        return await run_trial(
+            Trial(
+                spec=spec,
+                suite=suite,
+                agent=agent.factory,
+                agent_label=agent.label,
+                expected_hash=expected[spec.task_id].hash,
+                expected_changes=expected[spec.task_id].changes,
+                max_steps=config.max_steps,
+                user=make_user,
+                conditions=setups[spec.variant].conditions(task, spec.seed),
+                judge=grader,
+            )
+        )
+
+    return one
+
+
+@asynccontextmanager
+async def executor(
+    request: RunRequest,
+    suite: Suite,
+    config: RunConfig,
+    expected: dict[str, GoldReplay],
+    local: RunOne,
+) -> AsyncIterator[RunOne]:
+    """The run's trials: in this process, or on a Ray cluster's actors (started here and
+    stopped when the run ends; the driver still writes every result)."""
+    if request.executor == "local":
+        yield local
+        return
+    from toolproof.runner.ray import ray_trials
+
+    async with ray_trials(suite, config, expected, request.ray_address) as remote:
+        yield remote
 
 
 @contextmanager
