@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from toolproof.errors import MetricError
 from toolproof.metrics.breakdown import TaskMeta, by_tag, by_tier
+from toolproof.metrics.checkpoints import checkpoints_summary
 from toolproof.metrics.conditions import (
     conditions_summary,
     mean_rate,
@@ -26,6 +27,7 @@ from toolproof.metrics.economics import economics
 from toolproof.metrics.intervals import condition_intervals
 from toolproof.metrics.load import load_level_stats
 from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
+from toolproof.metrics.personas import personas_summary
 from toolproof.metrics.recovery import pool
 from toolproof.metrics.score import reliability_score
 from toolproof.metrics.stats import bootstrap_means
@@ -75,6 +77,9 @@ class ModelSummary(_Record):
     variants: dict[str, dict[str, Any]]
     conditions: dict[str, Any]
     reliability: dict[str, Any]
+    personas: dict[str, Any] | None = None
+    checkpoints: dict[str, Any] | None = None
+    checkpoint_degradation: dict[str, Any] | None = None
 
 
 class SuiteRef(_Record):
@@ -103,6 +108,9 @@ class RunSummary(_Record):
     tags: dict[str, dict[str, Any]] | None = None
     tasks: list[dict[str, Any]] | None = None
     skipped_k: list[int] | None = None
+    personas: dict[str, Any] | None = None
+    checkpoints: dict[str, Any] | None = None
+    checkpoint_degradation: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The summary as JSON data: the fields this run has, in order."""
@@ -200,8 +208,9 @@ def summarize_run(
     }
     if len(models) == 1:
         summary.update({key: models[0][key] for key in ("metrics", "ci", "tiers", "tags", "tasks")})
-        if "skipped_k" in models[0]:
-            summary["skipped_k"] = models[0]["skipped_k"]
+        for key in ("skipped_k", *CONVERSATION_SECTIONS):
+            if key in models[0]:
+                summary[key] = models[0][key]
     return summary
 
 
@@ -286,6 +295,32 @@ def summarize_model(
             "reliability_score": intervals["reliability_score"],
         }
     )
+    out.update(conversation_sections(by_variant, primary, how))
+    if "checkpoint_degradation" in out:
+        out["metrics"]["checkpoint_degradation"] = out["checkpoint_degradation"]["value"]
+        out["ci"]["checkpoint_degradation"] = out["checkpoint_degradation"]["ci"]
+    return out
+
+
+CONVERSATION_SECTIONS = ("personas", "checkpoints", "checkpoint_degradation")
+
+
+def conversation_sections(
+    by_variant: Mapping[str, Sequence[Mapping[str, Any]]], primary: str, how: Summarizing
+) -> dict[str, Any]:
+    """The persona and checkpoint sections of a model's summary, for the ones it ran on its
+    primary variant's conditions (docs/metrics.md, "Personas and long conversations")."""
+
+    def outcomes(rows: Sequence[Mapping[str, Any]]) -> list[TaskTrials]:
+        return task_trials(rows, how.infra)[0]
+
+    out: dict[str, Any] = {}
+    personas = personas_summary(by_variant, primary, how.ks, outcomes, how.seed)
+    if personas is not None:
+        out["personas"] = personas
+    checkpoints = checkpoints_summary(by_variant, primary, how.ks, outcomes, how.seed)
+    if checkpoints is not None:
+        out["checkpoints"], out["checkpoint_degradation"] = checkpoints
     return out
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from toolproof.graders import Evidence, Verdict, grade
+from toolproof.metrics.personas import GoldCall, conversation_stats
 from toolproof.metrics.recovery import trial_stats
 from toolproof.results import Outcome
+from toolproof.spec.models import Action, CallSpec
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
@@ -52,15 +54,27 @@ def judge(
     return "passed", "", verdicts
 
 
-def derived(transcript: Transcript) -> dict[str, Any]:
-    """The fields of a trial record that follow from its transcript alone: token usage, the
-    agent's and the simulated user's cost, tool calls, agent turns, and the condition
-    statistics (failed and recovered calls, loops, faults) the metrics pool."""
+def derived(transcript: Transcript, task: Task | None = None) -> dict[str, Any]:
+    """The fields of a trial record that follow from its transcript (and its task's gold
+    calls): token usage, the agent's and the simulated user's cost, tool calls, agent turns,
+    and the condition statistics (failed and recovered calls, loops, faults; for a persona
+    or checkpoint trial its conversation) the metrics pool."""
+    conditions = trial_stats(transcript)
+    conversation = conversation_stats(transcript, gold_calls(task) if task else [])
+    if conversation is not None:
+        conditions["conversation"] = conversation
     return {
         "usage": transcript.usage(),
         "cost_usd": transcript.cost_usd(),
         "user_cost_usd": transcript.cost_usd("user"),
         "tool_calls": len(transcript.tool_calls()),
         "turns": len(transcript.messages("assistant")),
-        "conditions": trial_stats(transcript),
+        "conditions": conditions,
     }
+
+
+def gold_calls(task: Task) -> list[GoldCall]:
+    """The calls a task's gold makes: its actions, and its required calls."""
+    expect = task.spec.expect
+    calls: list[Action | CallSpec] = [*(expect.actions or []), *expect.calls]
+    return [(c.tool, c.args) for c in calls]

@@ -26,7 +26,8 @@ async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
     updates: list[tuple[int, TrialResult]] = []
     changed = 0
     for row_id, result in store.results(run_id):
-        update = derived(result.transcript)
+        known = next((t for t in suite.tasks if t.id == result.task_id), None)
+        update = derived(result.transcript, known)
         if result.outcome != "infra_error":
             task = suite.task(result.task_id)
             if task.id not in expected:

@@ -116,5 +116,5 @@ async def run_trial(trial: Trial) -> TrialResult:
         expected_hash=trial.expected_hash,
         started_at=started_at,
         duration_s=round(time.perf_counter() - clock, 6),
-        **derived(transcript),
+        **derived(transcript, task),
     )
