@@ -371,7 +371,8 @@ def terse(play: _Play) -> None:
     found = details(play.task)
     ids = [d for d in found if d.is_id]
     others = [d for d in found if not d.is_id]
-    kept, held = [], []
+    kept: list[str] = []
+    held: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+", _squash(play.user.opening)):
         held_back = ids and _says(sentence, others) and not _says(sentence, ids)
         (held if held_back else kept).append(sentence)
