@@ -471,4 +471,19 @@ def model_metrics(entry: ModelSummary) -> dict[str, float | None]:
     total = sum(v["counts"]["total"] for v in variants.values())
     infra = sum(v["counts"]["infra_error"] for v in variants.values())
     metrics["infra_error_share"] = infra / total if total else None
+    metrics.update(conversation_metrics(entry))
     return metrics
+
+
+def conversation_metrics(entry: ModelSummary) -> dict[str, float | None]:
+    """The gate's names for persona and checkpoint metrics: persona.NAME.pass@1,
+    persona.NAME.pass^K, persona.NAME.recovery_turns, checkpoint.N.pass@1,
+    checkpoint.N.pass^K (checkpoint_degradation is among the metrics already)."""
+    out: dict[str, float | None] = {}
+    for prefix, section in (("persona", entry.personas), ("checkpoint", entry.checkpoints)):
+        for name, row in (section or {}).items():
+            out[f"{prefix}.{name}.pass@1"] = row["pass@1"]
+            out.update({f"{prefix}.{name}.pass^{k}": v for k, v in row["pass^k"].items()})
+            if "recovery" in row:
+                out[f"{prefix}.{name}.recovery_turns"] = row["recovery"]["recovery_turns"]
+    return out
