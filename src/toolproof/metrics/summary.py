@@ -27,7 +27,7 @@ from toolproof.metrics.economics import economics
 from toolproof.metrics.intervals import condition_intervals
 from toolproof.metrics.load import load_level_stats
 from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
-from toolproof.metrics.personas import personas_summary
+from toolproof.metrics.personas import personas_summary, variant_part
 from toolproof.metrics.recovery import pool
 from toolproof.metrics.score import reliability_score
 from toolproof.metrics.stats import bootstrap_means
@@ -309,16 +309,17 @@ def conversation_sections(
     by_variant: Mapping[str, Sequence[Mapping[str, Any]]], primary: str, how: Summarizing
 ) -> dict[str, Any]:
     """The persona and checkpoint sections of a model's summary, for the ones it ran on its
-    primary variant's conditions (docs/metrics.md, "Personas and long conversations")."""
+    primary variant's conditions (without any persona or length of its own) (docs/metrics.md, "Personas and long conversations")."""
 
     def outcomes(rows: Sequence[Mapping[str, Any]]) -> list[TaskTrials]:
         return task_trials(rows, how.infra)[0]
 
     out: dict[str, Any] = {}
-    personas = personas_summary(by_variant, primary, how.ks, outcomes, how.seed)
+    base = variant_part(variant_part(primary, "persona")[0], "turns")[0]
+    personas = personas_summary(by_variant, base, how.ks, outcomes, how.seed)
     if personas is not None:
         out["personas"] = personas
-    checkpoints = checkpoints_summary(by_variant, primary, how.ks, outcomes, how.seed)
+    checkpoints = checkpoints_summary(by_variant, base, how.ks, outcomes, how.seed)
     if checkpoints is not None:
         out["checkpoints"], out["checkpoint_degradation"] = checkpoints
     return out

@@ -18,11 +18,12 @@ from toolproof.spec.models import UserSpec, UserTurn
 
 FILLERS = (
     "One moment, I'm just pulling up my notes.",
-    "Okay, thanks for bearing with me.",
+    "Thanks for bearing with me.",
     "Sorry, I was distracted for a second.",
-    "Right, I'm still here.",
-    "Let me just check something on my side. Okay, done.",
+    "I'm still here.",
+    "Let me just check something on my side first.",
 )
+"""Said whatever the agent asked: none reads as a yes (or a no) to a confirmation."""
 CLARIFICATIONS = (
     "Just to be clear, I'm asking about what I said at the start.",
     "To be clear, nothing else has changed on my side.",
