@@ -12,7 +12,7 @@ from toolproof.metrics.checkpoints import degradation
 from toolproof.metrics.personas import conversation_stats, recovery_turns
 from toolproof.metrics.summary import ModelSummary, model_metrics, summarize_run
 from toolproof.spec.gate import check_metric, k_of
-from toolproof.transcript import MessageEvent, NoteEvent, ToolCallEvent, Transcript
+from toolproof.transcript import NoteEvent, ToolCallEvent, Transcript
 
 GOLD = [("get_order", {"order_id": "W1"}), ("cancel_order", {"order_id": "W1"})]
 
@@ -80,7 +80,8 @@ def row(task: str, variant: str, index: int, passed: bool, **conversation: Any) 
 def persona_rows() -> list[dict[str, Any]]:
     clean = [row(t, "", i, True) for t in "ab" for i in range(3)]
     v = "persona:corrector"
-    return clean + [
+    return [
+        *clean,
         row("a", v, 0, True, confusing_turn=0, recovery_turns=1),
         row("a", v, 1, True, confusing_turn=0, recovery_turns=3),
         row("a", v, 2, False, confusing_turn=0, recovery_turns=None),
@@ -188,5 +189,5 @@ def test_the_gate_grammar_names_persona_and_checkpoint_metrics() -> None:
         assert check_metric(name) == name
     assert k_of("persona.corrector.pass^5") == 5 and k_of("checkpoint.8.pass^3") == 3
     for bad in ("persona.Corrector.pass@1", "checkpoint.x.pass@1", "persona.a.pass@2"):
-        with pytest.raises(ValueError, match="persona.NAME"):
+        with pytest.raises(ValueError, match=r"persona\.NAME"):
             check_metric(bad)

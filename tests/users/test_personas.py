@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.conversation import mentions
+from toolproof.conversation import is_affirmative, mentions
 from toolproof.errors import UsageError
 from toolproof.spec.models import PersonaSpec, TaskSpec, UserSpec
 from toolproof.spec.source import Task
@@ -117,7 +117,7 @@ def test_the_corrector_says_a_near_miss_then_the_right_value_last() -> None:
 def _near(word: str) -> bool:
     word = word.strip(".,:")
     for right in ("W11177", "ana.ruiz@example.com"):
-        if len(word) == len(right) and sum(a != b for a, b in zip(word, right)) == 1:
+        if len(word) == len(right) and sum(a != b for a, b in zip(word, right, strict=True)) == 1:
             return True
     return False
 
@@ -197,7 +197,7 @@ def test_a_suite_persona_combines_built_ins_with_its_own_words() -> None:
 
 
 def test_an_unknown_persona_is_a_usage_error_naming_the_known_ones() -> None:
-    with pytest.raises(UsageError, match="--persona grumpy: no such persona.*corrector"):
+    with pytest.raises(UsageError, match=r"--persona grumpy: no such persona.*corrector"):
         resolve_persona("grumpy", {})
 
 
@@ -226,3 +226,11 @@ def test_no_built_in_persona_leaks_a_grounded_fact_of_a_shipped_task(suite: str)
                 said = everything_said(play(name, seed, task))
                 leaked = [f for f in protected if mentions(said, f) and not mentions(original, f)]
                 assert not leaked, (task.id, name, leaked)
+
+
+def test_nothing_a_persona_adds_reads_as_a_yes_to_a_confirmation() -> None:
+    for name in BUILTIN_PERSONAS:
+        for seed in range(10):
+            user = play(name, seed)
+            added = [t.say for t in user.turns if t not in CANCEL.spec.user.turns]
+            assert not any(is_affirmative(text) for text in added), (name, added)

@@ -308,8 +308,9 @@ CONVERSATION_SECTIONS = ("personas", "checkpoints", "checkpoint_degradation")
 def conversation_sections(
     by_variant: Mapping[str, Sequence[Mapping[str, Any]]], primary: str, how: Summarizing
 ) -> dict[str, Any]:
-    """The persona and checkpoint sections of a model's summary, for the ones it ran on its
-    primary variant's conditions (without any persona or length of its own) (docs/metrics.md, "Personas and long conversations")."""
+    """The persona and checkpoint sections of a model's summary, for those run on its
+    primary variant's conditions, that variant taken without any persona or length of its
+    own (docs/metrics.md, "Personas and long conversations")."""
 
     def outcomes(rows: Sequence[Mapping[str, Any]]) -> list[TaskTrials]:
         return task_trials(rows, how.infra)[0]
