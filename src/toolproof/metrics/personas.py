@@ -13,7 +13,6 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from toolproof.conversation import asks_question
 from toolproof.metrics.passk import TaskTrials, per_task
 from toolproof.metrics.stats import (
     CONFIDENCE,
