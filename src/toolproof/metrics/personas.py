@@ -64,8 +64,8 @@ def recovery_turns(transcript: Transcript, confusing: int, gold: Sequence[GoldCa
                 matched[hit] = True
                 if turn >= confusing:
                     return turn - confusing + 1
-        elif isinstance(event, MessageEvent) and turn >= confusing and asks_question(event.content):
-            return turn - confusing + 1
+        elif isinstance(event, MessageEvent) and turn >= confusing and "?" in event.content:
+            return turn - confusing + 1  # a question, as conversation.asks_question reads it
     return None
 
 
