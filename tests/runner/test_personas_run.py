@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from stored import mini_suite, toolproof_ci
 
 from toolproof.agents.baselines import ADVERSARIES
 from toolproof.errors import UsageError
@@ -24,44 +22,12 @@ from toolproof.suite import load_suite
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
-def toolproof(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    result = subprocess.run(
-        [sys.executable, "-m", "toolproof", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert "Traceback" not in result.stdout + result.stderr, result.stderr
-    return result
-
-
 def test_retail_with_two_personas_and_two_checkpoints_reports_both_sections(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "run.json"
-    result = toolproof(
-        "run",
-        EXAMPLES / "retail",
-        "--agent",
-        "oracle",
-        "--persona",
-        "corrector",
-        "--persona",
-        "ambiguous",
-        "--checkpoints",
-        "3,8",
-        "--trials",
-        "2",
-        "--k",
-        "1,2",
-        "--store",
-        tmp_path / "runs.db",
-        "--json",
-        out,
-        cwd=tmp_path,
+    result = run_retail(
+        tmp_path, "--persona", "corrector", "--persona", "ambiguous", "--checkpoints", "3,8"
     )
     assert result.returncode == 0, result.stdout + result.stderr
     summary = json.loads(out.read_text())
@@ -86,6 +52,26 @@ def test_retail_with_two_personas_and_two_checkpoints_reports_both_sections(
         assert abs(checkpoint["user_turns"] - int(target)) < 1
     assert summary["checkpoint_degradation"]["value"] == 0.0
     assert "personas [95% CI]" in result.stdout and "turn checkpoints" in result.stdout
+
+
+def run_retail(tmp_path: Path, *flags: str) -> Any:
+    """`toolproof run` of the retail example with the oracle, two trials of each task."""
+    return toolproof_ci(
+        "run",
+        EXAMPLES / "retail",
+        "--agent",
+        "oracle",
+        *flags,
+        "--trials",
+        "2",
+        "--k",
+        "1,2",
+        "--store",
+        tmp_path / "runs.db",
+        "--json",
+        tmp_path / "run.json",
+        cwd=tmp_path,
+    )
 
 
 def run(suite: str, agent: str, tmp_path: Path, **request: Any) -> dict[str, Any]:
@@ -127,33 +113,20 @@ def test_the_adversarial_baselines_still_fail_every_task_under_every_persona(
 
 
 def test_an_unknown_persona_is_refused_before_any_trial(tmp_path: Path) -> None:
-    result = toolproof(
-        "run",
-        EXAMPLES / "retail",
-        "--agent",
-        "oracle",
-        "--persona",
-        "grumpy",
-        "--store",
-        tmp_path / "runs.db",
-        cwd=tmp_path,
-    )
+    result = run_retail(tmp_path, "--persona", "grumpy")
     assert result.returncode == 2
     assert "--persona grumpy: no such persona" in result.stderr + result.stdout
-    assert not (tmp_path / "runs.db").exists() or "grumpy" not in result.stdout
+    assert not (tmp_path / "run.json").exists()
 
 
 def test_a_bad_suite_persona_is_a_located_suite_error(tmp_path: Path) -> None:
-    suite = tmp_path / "retail"
-    subprocess.run(["cp", "-r", str(EXAMPLES / "retail"), str(suite)], check=True)
+    extra = "\npersonas:\n  hurried:\n    use: [terse, rushed]\n  Bad Name: {}\n"
+    suite = mini_suite(tmp_path / "mini", extra)
     text = (suite / "suite.yaml").read_text()
-    (suite / "suite.yaml").write_text(
-        text + "\npersonas:\n  hurried:\n    use: [terse, rushed]\n  Bad Name: {}\n"
-    )
-    result = toolproof("validate", suite, cwd=tmp_path)
+    result = toolproof_ci("validate", suite, cwd=tmp_path)
     output = result.stdout + result.stderr
     assert result.returncode == 2
-    line = text.count("\n") + 4
+    line = text.count("\n") - 1  # the `use:` line
     assert f"suite.yaml:{line}" in output and "unknown built-in persona 'rushed'" in output
 
 
