@@ -20,6 +20,7 @@ from toolproof.users.personas import (
     BUILTIN_PERSONAS,
     CONFUSING,
     Persona,
+    leaked,
     perform,
     resolve_persona,
 )
@@ -234,3 +235,10 @@ def test_nothing_a_persona_adds_reads_as_a_yes_to_a_confirmation() -> None:
             user = play(name, seed)
             added = [t.say for t in user.turns if t not in CANCEL.spec.user.turns]
             assert not any(is_affirmative(text) for text in added), (name, added)
+
+
+def test_a_suite_persona_that_says_a_fact_the_agent_must_look_up_is_found() -> None:
+    own = PersonaSpec.model_validate({"turns": [{"say": "I heard a podcast about you."}]})
+    assert leaked(resolve_persona("chatty", {"chatty": own}), CANCEL) == "podcast"
+    quiet = PersonaSpec.model_validate({"prefix": "Hello again."})
+    assert leaked(resolve_persona("quiet", {"quiet": quiet}), CANCEL) is None

@@ -92,10 +92,6 @@ class Persona:
     use: tuple[str, ...]
     own: PersonaSpec | None = None
 
-    @property
-    def confusing(self) -> bool:
-        return any(name in CONFUSING for name in self.use)
-
 
 def resolve_persona(name: str, declared: dict[str, PersonaSpec]) -> Persona:
     """A persona by name: the suite's own, else a built-in; unknown is a usage error."""
@@ -119,8 +115,7 @@ class _Play:
 
     def safe(self, text: str) -> bool:
         """The text adds no fact the agent must look up or must not say."""
-        said = " ".join(_said(self.task.spec.user))
-        return not any(mentions(text, f) and not mentions(said, f) for f in _protected(self.task))
+        return _new_fact(text, self.task) is None
 
     def pick(self, options: Sequence[str]) -> str | None:
         """One of the options, drawn in seeded order, that is safe to say."""
@@ -162,12 +157,7 @@ def leaked(persona: Persona, task: Task) -> str | None:
     never to say; None when there is none."""
     if persona.own is None:
         return None
-    said = " ".join(_said(task.spec.user))
-    own = " ".join([persona.own.prefix, *(t.say for t in persona.own.turns)])
-    for fact in _protected(task):
-        if mentions(own, fact) and not mentions(said, fact):
-            return fact
-    return None
+    return _new_fact(" ".join([persona.own.prefix, *(t.say for t in persona.own.turns)]), task)
 
 
 # ---------------------------------------------------------------- what a task's user says
@@ -175,6 +165,12 @@ def leaked(persona: Persona, task: Task) -> str | None:
 
 def _said(user: UserSpec) -> list[str]:
     return [user.opening, *(t.say for t in user.turns), *(r.say for r in user.replies)]
+
+
+def _new_fact(text: str, task: Task) -> str | None:
+    """A protected fact (`_protected`) the text says and the task's user side does not."""
+    said = " ".join(_said(task.spec.user))
+    return next((f for f in _protected(task) if mentions(text, f) and not mentions(said, f)), None)
 
 
 def _protected(task: Task) -> list[str]:
