@@ -9,7 +9,8 @@ seed, so adding a fault rule never changes what the simulated user says:
 - `model`: the model's sampling seed, one per model turn, where the provider accepts one
   (OpenAI and compatible servers: `seed`; the embedded model: llama.cpp's sampler), unless
   the model's settings fix a seed;
-- `user`: the simulated user's model, one per turn, likewise;
+- `user`: the simulated user's model, one per turn, likewise; and the words a persona or
+  a stretched conversation chooses for the scripted user (`stream_rng`);
 - `tools`: `ToolContext.seed`, for Python tools that draw random values;
 - `judge`: the judge model grading a rubric, one per call.
 

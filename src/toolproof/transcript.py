@@ -91,8 +91,20 @@ class CheckEvent(BaseModel):
     duration_s: float = 0.0
 
 
+class NoteEvent(BaseModel):
+    """A mark the user side leaves for the metrics: which persona played the user
+    (`persona`), which user message was meant to confuse (`confusing_turn`, with `turn` its
+    index among the user's messages), how far the conversation was stretched (`stretch`)."""
+
+    type: Literal["note"] = "note"
+    t: float
+    kind: Literal["persona", "confusing_turn", "stretch"]
+    turn: int | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
 Event = Annotated[
-    MessageEvent | ModelCallEvent | ToolCallEvent | EndEvent | CheckEvent,
+    MessageEvent | ModelCallEvent | ToolCallEvent | EndEvent | CheckEvent | NoteEvent,
     Field(discriminator="type"),
 ]
 
@@ -114,6 +126,9 @@ class Transcript(BaseModel):
 
     def checks(self) -> list[CheckEvent]:
         return [e for e in self.events if isinstance(e, CheckEvent)]
+
+    def notes(self, kind: str | None = None) -> list[NoteEvent]:
+        return [e for e in self.events if isinstance(e, NoteEvent) and kind in (None, e.kind)]
 
     def tool_calls(self) -> list[ToolCallEvent]:
         return [e for e in self.events if isinstance(e, ToolCallEvent)]

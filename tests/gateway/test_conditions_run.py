@@ -20,6 +20,7 @@ from support import MINI_FILES, MINI_SUITE, MINI_TOOLS, write_files
 from toolproof.errors import SuiteError
 from toolproof.report.json import write_json
 from toolproof.runner.run import RunRequest, run_suite
+from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.store import Store
 from toolproof.suite import Suite, load_suite
 
@@ -69,6 +70,9 @@ load:
 """
 
 ORDERS = "W1: {status: pending}\nW2: {status: shipped}\n"
+
+PERSONAS = [f"persona:{p}" for p in BUILTIN_PERSONAS if p != "cooperative"]
+"""The variants `--profile full` adds for a suite that declares no personas."""
 
 
 def suite_files(conditions: str) -> dict[str, str]:
@@ -189,7 +193,9 @@ def test_profile_full_runs_every_condition_and_measures_every_score_component(
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
     model = data["models"][0]
-    assert set(model["variants"]) == {"", "faults:flaky", "drift:v2", "drift:v3", "load:20"}
+    conditions = {"", "faults:flaky", "drift:v2", "drift:v3", "load:20"}
+    # the full profile also runs the messy built-in personas (the suite declares none)
+    assert set(model["variants"]) == conditions | set(PERSONAS)
     assert all(v["pass@1"] == 1.0 for v in model["variants"].values())
     assert model["variants"]["load:20"]["load"]["trials"] == 6
     reliability = model["reliability"]

@@ -22,6 +22,7 @@ from toolproof.report.markdown import gate_markdown
 from toolproof.report.terminal import summary_tables
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.gate import GateSpec
+from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.store import Store
 from toolproof.suite import load_suite
 
@@ -48,6 +49,9 @@ load:
     "*": {rate_per_s: 2, burst: 3, latency_ms: 10, servers: 2, retry_after_s: 60}
 """
 
+PERSONAS = [f"persona:{p}" for p in BUILTIN_PERSONAS if p != "cooperative"]
+"""The variants `--profile full` adds for a suite that declares no personas."""
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, str, dict[str, Any]]:
@@ -66,7 +70,8 @@ def test_every_task_and_tier_has_drift_and_load_next_to_recovery(
 ) -> None:
     _, _, summary = run
     model = summary["models"][0]
-    assert set(model["variants"]) == {"", "faults:flaky", "drift:v2", "load:6"}
+    # the full profile also runs the messy built-in personas (the suite declares none)
+    assert set(model["variants"]) == {"", "faults:flaky", "drift:v2", "load:6", *PERSONAS}
     conditions = model["conditions"]
     tasks = {"cancel", "lookup", "status"}
     for name in ("recovery", "drift", "load"):

@@ -25,6 +25,7 @@ from toolproof.errors import StoreError, UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.report.html import passk_curve, render_report, write_report
 from toolproof.report.html.render import MAX_CURVE_POINTS, inline_script, json_for_script
+from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.store import Store
 from toolproof.store.queries import stored_summary
 
@@ -151,11 +152,16 @@ def test_the_numbers_are_the_run_summary(page: Path, report_store: Any) -> None:
         assert entry["policy"] == json.loads(json.dumps(model["policy"]))
         assert entry["blame"] == model["blame"] and entry["blame_rules"] == model["blame_rules"]
         assert sum(entry["blame"].values()) == entry["counts"]["failed"]
+        assert entry.get("personas") == model.get("personas")
         for k in entry["ks"]:
             at = entry["curve"]["k"].index(float(k))
             assert entry["curve"]["pass_hat"][at] == pytest.approx(model["metrics"][f"pass^{k}"])
     oracle = data["entries"][0]
-    assert set(oracle["variants"]) == {"", "faults:production", "drift:v2-api", "load:3"}
+    conditions = {"", "faults:production", "drift:v2-api", "load:3"}
+    # the full profile also runs the messy built-in personas (the suite declares none)
+    personas = {p for p in BUILTIN_PERSONAS if p != "cooperative"}
+    assert set(oracle["variants"]) == conditions | {f"persona:{p}" for p in personas}
+    assert set(oracle["personas"]) == personas
     assert oracle["reliability"]["missing"] == []
     # every trial is in the grid once, in its group
     total = sum(r["counts"]["total"] for r in data["runs"])

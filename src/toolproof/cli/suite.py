@@ -173,8 +173,26 @@ def run(
     load: Annotated[
         str | None, typer.Option(help="Load levels (concurrent agents): 1,10,50,200.")
     ] = None,
+    persona: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--persona",
+            help="Also run every task as this persona plays the user (a built-in or the "
+            "suite's own); repeatable.",
+        ),
+    ] = None,
+    checkpoints: Annotated[
+        str | None,
+        typer.Option(
+            help="Also run every task stretched to these conversation lengths (user turns): "
+            "3,8,15,25."
+        ),
+    ] = None,
     profile: Annotated[
-        str | None, typer.Option(help="'full': what the Reliability Score needs, in one run.")
+        str | None,
+        typer.Option(
+            help="'full': what the Reliability Score needs and the suite's personas, in one run."
+        ),
     ] = None,
     time_scale: Annotated[
         float, typer.Option(help="Multiply injected latencies and waits (0.01 for CI).")
@@ -237,6 +255,8 @@ def run(
         faults=faults,
         drift=drift,
         load=parse_k(load, "--load") or [],
+        personas=list(persona or []),
+        checkpoints=parse_k(checkpoints, "--checkpoints") or [],
         profile=profile,
         time_scale=time_scale,
         trials=trials,

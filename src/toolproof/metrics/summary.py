@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from toolproof.errors import MetricError
 from toolproof.metrics.blame import blame_counts
 from toolproof.metrics.breakdown import TaskMeta, by_tag, by_tier
+from toolproof.metrics.checkpoints import checkpoints_summary
 from toolproof.metrics.conditions import (
     conditions_summary,
     mean_rate,
@@ -27,6 +28,7 @@ from toolproof.metrics.economics import economics
 from toolproof.metrics.intervals import condition_intervals
 from toolproof.metrics.load import load_level_stats
 from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
+from toolproof.metrics.personas import personas_summary, variant_part
 from toolproof.metrics.policy import policy_summary
 from toolproof.metrics.recovery import pool
 from toolproof.metrics.score import reliability_score
@@ -85,6 +87,9 @@ class ModelSummary(_Record):
     policy: dict[str, Any] | None = None
     """Trials whose policy was checked, those that broke a rule, the trials that broke each
     rule, and policy_adherence with its interval; None when no rule was checked."""
+    personas: dict[str, Any] | None = None
+    checkpoints: dict[str, Any] | None = None
+    checkpoint_degradation: dict[str, Any] | None = None
 
 
 class SuiteRef(_Record):
@@ -115,6 +120,9 @@ class RunSummary(_Record):
     tags: dict[str, dict[str, Any]] | None = None
     tasks: list[dict[str, Any]] | None = None
     skipped_k: list[int] | None = None
+    personas: dict[str, Any] | None = None
+    checkpoints: dict[str, Any] | None = None
+    checkpoint_degradation: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The summary as JSON data: the fields this run has, in order."""
@@ -222,8 +230,9 @@ def summarize_run(
     }
     if len(models) == 1:
         summary.update({key: models[0][key] for key in ("metrics", "ci", "tiers", "tags", "tasks")})
-        if "skipped_k" in models[0]:
-            summary["skipped_k"] = models[0]["skipped_k"]
+        for key in ("skipped_k", *CONVERSATION_SECTIONS):
+            if key in models[0]:
+                summary[key] = models[0][key]
     return summary
 
 
@@ -308,6 +317,34 @@ def summarize_model(
             "reliability_score": intervals["reliability_score"],
         }
     )
+    out.update(conversation_sections(by_variant, primary, how))
+    if "checkpoint_degradation" in out:
+        out["metrics"]["checkpoint_degradation"] = out["checkpoint_degradation"]["value"]
+        out["ci"]["checkpoint_degradation"] = out["checkpoint_degradation"]["ci"]
+    return out
+
+
+CONVERSATION_SECTIONS = ("personas", "checkpoints", "checkpoint_degradation")
+
+
+def conversation_sections(
+    by_variant: Mapping[str, Sequence[Mapping[str, Any]]], primary: str, how: Summarizing
+) -> dict[str, Any]:
+    """The persona and checkpoint sections of a model's summary, for those run on its
+    primary variant's conditions, that variant taken without any persona or length of its
+    own (docs/metrics.md, "Personas and long conversations")."""
+
+    def outcomes(rows: Sequence[Mapping[str, Any]]) -> list[TaskTrials]:
+        return task_trials(rows, how.infra)[0]
+
+    out: dict[str, Any] = {}
+    base = variant_part(variant_part(primary, "persona")[0], "turns")[0]
+    personas = personas_summary(by_variant, base, how.ks, outcomes, how.seed)
+    if personas is not None:
+        out["personas"] = personas
+    checkpoints = checkpoints_summary(by_variant, base, how.ks, outcomes, how.seed)
+    if checkpoints is not None:
+        out["checkpoints"], out["checkpoint_degradation"] = checkpoints
     return out
 
 
@@ -472,4 +509,19 @@ def model_metrics(entry: ModelSummary) -> dict[str, float | None]:
     total = sum(v["counts"]["total"] for v in variants.values())
     infra = sum(v["counts"]["infra_error"] for v in variants.values())
     metrics["infra_error_share"] = infra / total if total else None
+    metrics.update(conversation_metrics(entry))
     return metrics
+
+
+def conversation_metrics(entry: ModelSummary) -> dict[str, float | None]:
+    """The gate's names for persona and checkpoint metrics: persona.NAME.pass@1,
+    persona.NAME.pass^K, persona.NAME.recovery_turns, checkpoint.N.pass@1,
+    checkpoint.N.pass^K (checkpoint_degradation is among the metrics already)."""
+    out: dict[str, float | None] = {}
+    for prefix, section in (("persona", entry.personas), ("checkpoint", entry.checkpoints)):
+        for name, row in (section or {}).items():
+            out[f"{prefix}.{name}.pass@1"] = row["pass@1"]
+            out.update({f"{prefix}.{name}.pass^{k}": v for k, v in row["pass^k"].items()})
+            if "recovery" in row:
+                out[f"{prefix}.{name}.recovery_turns"] = row["recovery"]["recovery_turns"]
+    return out

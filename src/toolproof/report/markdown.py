@@ -14,7 +14,7 @@ from typing import Any
 from toolproof import __version__
 from toolproof.ci.gate import Condition, GateResult
 from toolproof.metrics.comparison import PairComparison
-from toolproof.metrics.summary import RunSummary, model_metrics
+from toolproof.metrics.summary import RunSummary, conversation_metrics, model_metrics
 from toolproof.report.format import fmt, fmt_p, score_parts
 from toolproof.report.json import write_text
 
@@ -133,7 +133,9 @@ def _metrics(result: GateResult) -> list[str]:
         title = "### Metrics" + (f": {cell(entry.model)}" if several else "")
         out += [title, ""]
         rows = []
-        for name in names:
+        # the persona and checkpoint metrics the run measured, after the rest
+        extra = [*conversation_metrics(entry), "checkpoint_degradation"]
+        for name in names + [n for n in extra if n not in names]:
             if name not in metrics:
                 continue
             if name in CONDITION_METRICS and metrics[name] is None and name not in limits:

@@ -143,9 +143,52 @@ def summary_tables(summary: RunSummary) -> list[Table]:
     conditions = [t for entry in summary.models for t in _conditions(entry)]
     if conditions:
         conditions.append(_condition_intervals(summary.models))
+    conditions += [t for entry in summary.models for t in conversation_tables(entry, k)]
     if len(summary.models) > 1:
         return [models, *attribution, *conditions, _tasks_by_model(summary.models, k)]
     return [models, *attribution, *conditions, *_detail(summary.models[0], k)]
+
+
+def conversation_tables(entry: ModelSummary, k: int) -> list[Table]:
+    """Per persona and per checkpoint: pass rates with their intervals, recovery from
+    confusion, and the degradation rate over conversation length."""
+    tables = []
+    if entry.personas:
+        table = Table(title=f"{entry.model}: personas [95% CI]", title_justify="left")
+        for column in ("persona", "tasks", "pass@1", f"pass^{k}", "recovery turns", "recovered"):
+            table.add_column(column, justify="left" if column == "persona" else "right")
+        for name, row in entry.personas.items():
+            recovery = row["recovery"]
+            table.add_row(
+                name,
+                str(row["n_tasks"]),
+                _with_ci(row["pass@1"], row["ci"]["pass@1"]),
+                _with_ci(row["pass^k"].get(str(k)), row["ci"]["pass^k"].get(str(k))),
+                _with_ci(recovery["recovery_turns"], recovery["ci"]),
+                _fmt(recovery["recovered"]),
+            )
+        tables.append(table)
+    if entry.checkpoints:
+        trend = entry.checkpoint_degradation or {}
+        title = (
+            f"{entry.model}: turn checkpoints [95% CI]\ncheckpoint_degradation "
+            f"(pass@1 lost per {trend.get('per_turns', 10)} user turns): "
+            + (trend.get("reason") or _with_ci(trend.get("value"), trend.get("ci")))
+        )
+        table = Table(title=title, title_justify="left")
+        for column in ("turns", "tasks", "user turns", "pass@1", f"pass^{k}", "too long"):
+            table.add_column(column, justify="right")
+        for turns, row in entry.checkpoints.items():
+            table.add_row(
+                turns,
+                str(row["n_tasks"]),
+                _fmt(row["user_turns"]),
+                _with_ci(row["pass@1"], row["ci"]["pass@1"]),
+                _with_ci(row["pass^k"].get(str(k)), row["ci"]["pass^k"].get(str(k))),
+                str(len(row["too_long"])),
+            )
+        tables.append(table)
+    return tables
 
 
 def summary_notes(summary: RunSummary) -> list[str]:

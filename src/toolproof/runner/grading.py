@@ -13,8 +13,10 @@ from typing import Any
 
 from toolproof.graders import Blame, Evidence, Failure, Verdict, assign_blame, grade, violations
 from toolproof.graders.rubric import JudgeRecord, grade_rubric
+from toolproof.metrics.personas import GoldCall, conversation_stats
 from toolproof.metrics.recovery import trial_stats
 from toolproof.results import Outcome
+from toolproof.spec.models import Action, CallSpec
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
@@ -94,13 +96,19 @@ def judge(
     return Judgement("failed", reason, verdicts, blame, policy)
 
 
-def derived(transcript: Transcript, judgement: Judgement | None = None) -> dict[str, Any]:
-    """The fields of a trial record that follow from its transcript alone: token usage, the
-    agent's and the simulated user's cost, tool calls, agent turns, and the condition
-    statistics (failed and recovered calls, loops, faults) the metrics pool. With the
-    trial's judgement, the statistics also carry the policy rules it broke and who its
-    failure is to blame on, so that metrics over stored rows can count them."""
+def derived(
+    transcript: Transcript, judgement: Judgement | None = None, task: Task | None = None
+) -> dict[str, Any]:
+    """The fields of a trial record that follow from its transcript (and its task's gold
+    calls): token usage, the agent's and the simulated user's cost, tool calls, agent turns,
+    and the condition statistics (failed and recovered calls, loops, faults; for a persona
+    or checkpoint trial its conversation) the metrics pool. With the trial's judgement, the
+    statistics also carry the policy rules it broke and who its failure is to blame on, so
+    that metrics over stored rows can count them."""
     conditions = trial_stats(transcript)
+    conversation = conversation_stats(transcript, gold_calls(task) if task else [])
+    if conversation is not None:
+        conditions["conversation"] = conversation
     if judgement is not None and judgement.policy is not None:
         conditions["policy_violations"] = judgement.policy
     if judgement is not None and judgement.blame is not None:
@@ -113,3 +121,10 @@ def derived(transcript: Transcript, judgement: Judgement | None = None) -> dict[
         "turns": len(transcript.messages("assistant")),
         "conditions": conditions,
     }
+
+
+def gold_calls(task: Task) -> list[GoldCall]:
+    """The calls a task's gold makes: its actions, and its required calls."""
+    expect = task.spec.expect
+    calls: list[Action | CallSpec] = [*(expect.actions or []), *expect.calls]
+    return [(c.tool, c.args) for c in calls]

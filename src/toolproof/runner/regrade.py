@@ -73,7 +73,8 @@ async def regrade_run(
     updates: list[tuple[int, TrialResult]] = []
     changed = 0
     for row_id, result in store.results(run_id):
-        update = derived(result.transcript)
+        known = next((t for t in suite.tasks if t.id == result.task_id), None)
+        update = derived(result.transcript, task=known)
         if result.outcome != "infra_error":
             task = suite.task(result.task_id)
             if task.id not in expected:
@@ -104,7 +105,7 @@ async def regrade_run(
                     expected_changes=expected[task.id].changes,
                 )
                 changed += judgement.outcome != result.outcome
-                update = derived(result.transcript, judgement) | judgement.record()
+                update = derived(result.transcript, judgement, known) | judgement.record()
             update |= {
                 "judge": rubric,
                 "final_hash": final_hash,

@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolproof import __version__
@@ -24,6 +24,7 @@ from toolproof.runner.local import execute
 from toolproof.runner.plan import TrialSpec, plan
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
+from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.spec.source import Task
 from toolproof.store.journal import NewRun, Store
 from toolproof.store.queries import stored_summary
@@ -51,6 +52,9 @@ class RunRequest:
     faults: str | None = None
     drift: str | None = None
     load: list[int] = field(default_factory=list)
+    personas: list[str] = field(default_factory=list)
+    checkpoints: list[int] = field(default_factory=list)
+    """Conversation lengths (user turns) to stretch every task to."""
     profile: str | None = None
     time_scale: float = 1.0
     suite_path: str = ""
@@ -113,22 +117,42 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
 
 
 def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
-    """The run's variants, in order: one per load level, or the full profile's set."""
+    """The run's variants, in order: one per load level, or the full profile's set; each
+    followed by one per persona and one per checkpoint (the plain one is their baseline)."""
     if request.time_scale <= 0:
         raise UsageError("--time-scale must be positive")
     if request.profile not in (None, "full"):
         raise UsageError(f"--profile {request.profile}: the only profile is 'full'")
     if request.profile == "full":
-        if request.faults or request.drift or request.load:
-            raise UsageError("--profile full chooses faults, drift and load itself")
-        return [v.key for v in full_profile(suite)]
-    levels: list[int | None] = list(request.load) or [None]
-    return [Variant(request.faults, request.drift, level).key for level in levels]
+        if request.faults or request.drift or request.load or request.personas:
+            raise UsageError("--profile full chooses faults, drift, load and personas itself")
+        bases = full_profile(suite)
+    else:
+        levels: list[int | None] = list(request.load) or [None]
+        bases = [Variant(request.faults, request.drift, level) for level in levels]
+    personas = list(dict.fromkeys(request.personas))
+    turns = sorted(set(request.checkpoints))
+    # personas and checkpoints vary the plain conditions: each load level, or the clean trials
+    extended = [Variant()] if request.profile == "full" else bases
+    keys = []
+    for base in bases:
+        keys.append(base.key)
+        if base in extended:
+            keys += [replace(base, persona=name).key for name in personas]
+            keys += [replace(base, turns=n).key for n in turns]
+    return keys
+
+
+def profile_personas(suite: Suite) -> list[str]:
+    """The personas `--profile full` runs: the suite's own, or every confusing or messy
+    built-in when it declares none (`cooperative` is the plain variant already)."""
+    return list(suite.file.personas) or [p for p in BUILTIN_PERSONAS if p != "cooperative"]
 
 
 def full_profile(suite: Suite) -> list[Variant]:
     """What the Reliability Score needs: clean trials, the fault profile, every drift variant
-    and the peak load level, each as the suite defines them (absent ones are skipped)."""
+    and the peak load level, each as the suite defines them (absent ones are skipped); and
+    the clean trials as each of the suite's personas plays the user (profile_personas)."""
     spec, score = suite.file, suite.file.score
     variants = [Variant()]
     profile = score.faults or next(iter(spec.faults.profiles), None)
@@ -138,6 +162,7 @@ def full_profile(suite: Suite) -> list[Variant]:
     if spec.load:
         peak = score.load or spec.load.peak or max(spec.load.levels)
         variants.append(Variant(load=peak))
+    variants.extend(Variant(persona=name) for name in profile_personas(suite))
     return variants
 
 
@@ -392,7 +417,7 @@ def trial_runner(
                 expected_hash=expected[spec.task_id].hash,
                 expected_changes=expected[spec.task_id].changes,
                 max_steps=config.max_steps,
-                user=make_user,
+                user=setups[spec.variant].user(make_user),
                 conditions=setups[spec.variant].conditions(task, spec.seed),
                 judge=grader,
             )

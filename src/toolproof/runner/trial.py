@@ -142,5 +142,5 @@ async def run_trial(trial: Trial) -> TrialResult:
         duration_s=round(time.perf_counter() - clock, 6),
         judge=rubric,
         **graded,
-        **derived(transcript, judgement),
+        **derived(transcript, judgement, task),
     )

@@ -1,8 +1,9 @@
 """Variants: the production conditions a set of trials runs under.
 
-A variant names a fault profile, a drift variant and a load level (each optional); its key is
-stored with every trial: "" (clean), "faults:production", "drift:v2-api", "load:200", or a
-combination joined by "+", e.g. "faults:production+load:200".
+A variant names a fault profile, a drift variant, a load level, a persona and a conversation
+length (each optional); its key is stored with every trial: "" (clean), "faults:production",
+"drift:v2-api", "load:200", "persona:corrector", "turns:8", or a combination joined by "+",
+e.g. "faults:production+load:200".
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from toolproof.gateway.faults import FaultInjector
 from toolproof.gateway.load import SharedCapacity
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
+from toolproof.users.personas import Persona, leaked, resolve_persona
+from toolproof.users.scripted import UserFactory
+from toolproof.users.variant import variant_user
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,9 @@ class Variant:
     faults: str | None = None
     drift: str | None = None
     load: int | None = None
+    persona: str | None = None
+    turns: int | None = None
+    """The conversation's length in user turns (a checkpoint); None: as the task has it."""
 
     @property
     def key(self) -> str:
@@ -33,6 +40,10 @@ class Variant:
             parts.append(f"drift:{self.drift}")
         if self.load:
             parts.append(f"load:{self.load}")
+        if self.persona:
+            parts.append(f"persona:{self.persona}")
+        if self.turns:
+            parts.append(f"turns:{self.turns}")
         return "+".join(parts)
 
     @classmethod
@@ -41,8 +52,14 @@ class Variant:
         for part in filter(None, key.split("+")):
             name, _, value = part.partition(":")
             values[name] = value
-        load = values.get("load")
-        return cls(values.get("faults"), values.get("drift"), int(load) if load else None)
+        load, turns = values.get("load"), values.get("turns")
+        return cls(
+            values.get("faults"),
+            values.get("drift"),
+            int(load) if load else None,
+            values.get("persona"),
+            int(turns) if turns else None,
+        )
 
 
 class VariantSetup:
@@ -73,6 +90,21 @@ class VariantSetup:
         if variant.load is not None:
             capacity = spec.load.capacity if spec.load else {}
             self.load = SharedCapacity(dict(capacity), time_scale)
+        self.persona: Persona | None = None
+        if variant.persona is not None:
+            self.persona = resolve_persona(variant.persona, spec.personas)
+            for task in suite.tasks:
+                fact = leaked(self.persona, task)
+                if fact is not None:
+                    raise UsageError(
+                        f"persona {variant.persona} says {fact!r}, which task {task.id} "
+                        "requires the agent to look up (or never to say): reword the persona"
+                    )
+
+    def user(self, base: UserFactory) -> UserFactory:
+        """The user side of this variant's trials: the run's own, as the persona plays it and
+        stretched to the variant's length."""
+        return variant_user(base, self.persona, self.variant.turns)
 
     @property
     def concurrency(self) -> int | None:

@@ -1,8 +1,9 @@
 """`gate:` in suite.yaml, and the one grammar of metric names a gate may hold a run to.
 
 The same names serve `toolproof gate --min/--max` and `toolproof run --fail-under` (which is
-shorthand for `--min`): pass@K, pass^K, pass^K_strict, reliability_tax@K and the named
-metrics below.
+shorthand for `--min`): pass@K, pass^K, pass^K_strict, reliability_tax@K, the named metrics
+below, and those of personas and turn checkpoints: persona.NAME.pass@1, persona.NAME.pass^K,
+persona.NAME.recovery_turns, checkpoint.N.pass@1, checkpoint.N.pass^K.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ from toolproof.spec.base import Strict
 
 K_METRIC = re.compile(r"^(?:pass@|pass\^|reliability_tax@)([1-9][0-9]*)(?:_strict)?$")
 """A metric computed at some k; group 1 is k."""
+
+CONVERSATION_METRIC = re.compile(
+    r"^(?:persona\.[a-z][a-z0-9_-]*\.(?:pass@1|pass\^(?P<k>[1-9][0-9]*)|recovery_turns)"
+    r"|checkpoint\.[1-9][0-9]*\.(?:pass@1|pass\^(?P<ck>[1-9][0-9]*)))$"
+)
+"""A persona's or a turn checkpoint's metric (docs/metrics.md, "Personas and long
+conversations"); group k or ck is the k of a pass^K."""
 
 NAMED_METRICS = frozenset(
     {
@@ -39,16 +47,18 @@ NAMED_METRICS = frozenset(
         "tool_calls_per_trial",
         "turns_per_trial",
         "infra_error_share",
+        "checkpoint_degradation",
     }
 )
 
 
 def check_metric(name: str) -> str:
     """A metric name a gate may use, or ValueError saying which ones exist."""
-    if name in NAMED_METRICS or K_METRIC.match(name):
+    if name in NAMED_METRICS or K_METRIC.match(name) or CONVERSATION_METRIC.match(name):
         return name
     raise ValueError(
-        f"unknown metric '{name}'; use pass@K, pass^K, pass^K_strict, reliability_tax@K or "
+        f"unknown metric '{name}'; use pass@K, pass^K, pass^K_strict, reliability_tax@K, "
+        "persona.NAME.(pass@1|pass^K|recovery_turns), checkpoint.N.(pass@1|pass^K) or "
         + ", ".join(sorted(NAMED_METRICS))
     )
 
@@ -56,7 +66,11 @@ def check_metric(name: str) -> str:
 def k_of(name: str) -> int | None:
     """The k a metric name is computed at (pass^5 -> 5), if any."""
     match = K_METRIC.match(name)
-    return int(match.group(1)) if match else None
+    if match:
+        return int(match.group(1))
+    found = CONVERSATION_METRIC.match(name)
+    k = found and (found.group("k") or found.group("ck"))
+    return int(k) if k else None
 
 
 GateMetric = Annotated[str, AfterValidator(check_metric)]

@@ -405,6 +405,44 @@ def _rule_entry(value: Any) -> Any:
 
 PolicyRuleEntry = Annotated[PolicyRuleSpec, BeforeValidator(_rule_entry)]
 
+BUILTIN_PERSONAS = (
+    "cooperative",
+    "corrector",
+    "ambiguous",
+    "contradictory",
+    "topic-switcher",
+    "terse",
+    "impatient",
+)
+"""The personas toolproof plays without being told how (toolproof.users.personas)."""
+
+PERSONA_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+class PersonaSpec(Strict):
+    """A suite's own persona: built-ins applied in order, and its own words for the scripted
+    user (`prefix`, `turns`) and for a simulated user (`prompt`)."""
+
+    description: str = ""
+    use: list[str] = Field(
+        default_factory=list, description="Built-in personas applied in order, e.g. [terse]."
+    )
+    prompt: str = Field("", description="Said to a simulated user about its manner.")
+    prefix: str = Field("", description="Said before the task's opening, in the same message.")
+    turns: list[UserTurn] = Field(
+        default_factory=list, description="Said after the opening, before the task's own turns."
+    )
+
+    @field_validator("use")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in BUILTIN_PERSONAS]
+        if unknown:
+            raise ValueError(
+                f"unknown built-in persona {unknown[0]!r}; built-ins: {', '.join(BUILTIN_PERSONAS)}"
+            )
+        return value
+
 
 class SuiteFile(Strict):
     """`suite.yaml`."""
@@ -460,6 +498,23 @@ class SuiteFile(Strict):
     def rule_names(self) -> list[str]:
         """The names of the suite's policy rules, in order."""
         return [rule.rule for rule in self.policy_rules]
+
+    personas: dict[str, PersonaSpec] = Field(
+        default_factory=dict, description="The suite's own personas (run --persona NAME)."
+    )
+
+    @field_validator("personas")
+    @classmethod
+    def _persona_names(cls, value: dict[str, PersonaSpec]) -> dict[str, PersonaSpec]:
+        for name in value:
+            if name in BUILTIN_PERSONAS:
+                raise ValueError(f"persona {name!r} is a built-in; give yours another name")
+            if not PERSONA_NAME.match(name):
+                raise ValueError(
+                    f"persona name {name!r}: lower-case letters, digits, '-' and '_', "
+                    "starting with a letter"
+                )
+        return value
 
 
 # ---------------------------------------------------------------- tasks
@@ -770,4 +825,5 @@ class TaskSpec(Strict):
         return value
 
 
+PersonaSpec.model_rebuild()
 SuiteFile.model_rebuild()

@@ -41,7 +41,7 @@ from sqlalchemy import LargeBinary, Text, case, select, type_coerce
 from toolproof import __version__
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
-from toolproof.metrics.summary import ModelSummary, RunSummary, run_summary
+from toolproof.metrics.summary import CONVERSATION_SECTIONS, ModelSummary, RunSummary, run_summary
 from toolproof.store import payload
 from toolproof.store.journal import OUTCOME_COLUMNS, Store
 from toolproof.store.queries import task_metas
@@ -275,6 +275,7 @@ def _entry(summary: ModelSummary, run: int, ks: list[int]) -> dict[str, Any]:
         "policy": model["policy"],
         "blame": model["blame"],
         "blame_rules": model["blame_rules"],
+        **{key: model[key] for key in CONVERSATION_SECTIONS if model.get(key) is not None},
         "tiers": model["tiers"],
         "tags": model["tags"],
         "tasks": len(tasks),

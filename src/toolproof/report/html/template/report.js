@@ -463,6 +463,68 @@
 
   // ------------------------------------------------------------ conditions
 
+  // ------------------------------------------------------------ personas and checkpoints
+
+  function conversations() {
+    var root = body('conversations');
+    var withPersonas = ENTRIES.filter(function (e) { return e.personas; });
+    var withTurns = ENTRIES.filter(function (e) { return e.checkpoints; });
+    if (!withPersonas.length && !withTurns.length) {
+      root.append(note('Not measured: run with --persona NAME or --checkpoints 3,8,15,25.'));
+      return;
+    }
+    if (withPersonas.length) {
+      var rows = [];
+      withPersonas.forEach(function (e) {
+        var k = String(e.k);
+        Object.keys(e.personas).forEach(function (name, n) {
+          var p = e.personas[name];
+          var r = p.recovery || {};
+          rows.push([n === 0 ? e.label : '', name, int(p.n_tasks), withCi(p['pass@1'], p.ci['pass@1']),
+            withCi(p['pass^k'][k], p.ci['pass^k'][k]), withCi(r.recovery_turns, r.ci), f3(r.recovered)]);
+        });
+      });
+      root.append(card('Personas [95% CI, bootstrap over tasks]',
+        table(['model', 'persona', 'tasks', 'pass@1', 'pass^k (k = the run\'s largest)', 'recovery turns (median)', 'recovered'], rows),
+        note('Recovery turns: from the confusing message to the agent\'s first correct next action (a call matching a gold call not yet made, or a question to the user); 1 is the reply to that message itself. Null where no confusing message was said.')));
+    }
+    if (withTurns.length) {
+      var a = chartBox('tall');
+      var datasets = [];
+      var trendRows = [];
+      withTurns.forEach(function (e) {
+        var i = ENTRIES.indexOf(e);
+        var k = String(e.k);
+        var lengths = Object.keys(e.checkpoints).map(Number).sort(function (x, y) { return x - y; });
+        datasets.push({ label: e.label + ' pass@1', borderColor: color(i), backgroundColor: color(i), borderWidth: 2.5,
+          data: lengths.map(function (n) { return { x: n, y: e.checkpoints[String(n)]['pass@1'] }; }) });
+        datasets.push({ label: e.label + ' pass^' + k, borderColor: color(i), backgroundColor: color(i), borderDash: [5, 4], borderWidth: 1.5,
+          data: lengths.map(function (n) { return { x: n, y: e.checkpoints[String(n)]['pass^k'][k] }; })
+            .filter(function (p) { return num(p.y); }) });
+        var d = e.checkpoint_degradation || {};
+        lengths.forEach(function (n, j) {
+          var c = e.checkpoints[String(n)];
+          trendRows.push([j === 0 ? e.label : '', String(n), f2(c.user_turns), int(c.n_tasks), withCi(c['pass@1'], c.ci['pass@1']),
+            withCi(c['pass^k'][k], c.ci['pass^k'][k]), int(c.too_long.length),
+            j === 0 ? (d.reason || withCi(d.value, d.ci)) : '']);
+        });
+      });
+      root.append(card('pass@1 (solid) and pass^k (dashed) against conversation length', a.box,
+        table(['model', 'turns', 'user turns measured', 'tasks', 'pass@1', 'pass^k', 'too long', 'checkpoint_degradation (per 10 turns)'], trendRows),
+        note('Each task stretched to about N user turns with filler, clarifications and restatements of the same request. A task already longer than N is left out of that checkpoint (too long). checkpoint_degradation: pass@1 lost per 10 more user turns, positive when longer conversations fail more.')));
+      makeChart(a.canvas, {
+        type: 'line',
+        data: { datasets: datasets },
+        options: {
+          parsing: false,
+          scales: { x: { type: 'linear', title: { display: true, text: 'conversation length (user turns)' }, ticks: { precision: 0 } },
+            y: { min: 0, max: 1, title: { display: true, text: 'probability' } } },
+          plugins: { tooltip: { callbacks: { label: function (ctx) { return ctx.dataset.label + ' (' + ctx.raw.x + ' turns): ' + f3(ctx.raw.y); } } } }
+        }
+      }, 'pass rates against conversation length');
+    }
+  }
+
   function conditions() {
     var root = body('conditions');
     var any = false;
@@ -1117,7 +1179,7 @@
       int(TX.total) + ' trials, ' + int(TX.embedded) + ' full records embedded. Charts: Chart.js (MIT). This file works offline.');
   }
 
-  [overview, score, passk, cost, conditions, accountability, breakdown, gridSection, footer].forEach(function (part) {
+  [overview, score, passk, cost, conditions, accountability, conversations, breakdown, gridSection, footer].forEach(function (part) {
     try { part(); } catch (err) {
       var where = part.name ? document.getElementById(part.name === 'gridSection' ? 'grid' : part.name === 'accountability' ? 'blame' : part.name) : null;
       var target = where ? (where.querySelector('.body') || where) : document.getElementById('app');

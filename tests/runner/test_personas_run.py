@@ -1,0 +1,140 @@
+"""Runs with personas and turn checkpoints, end to end on the shipped examples: the oracle
+passes every task under every built-in persona and at every length, the adversarial
+baselines still fail, and the JSON summary has both sections."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from stored import mini_suite, toolproof_ci
+
+from toolproof.agents.baselines import ADVERSARIES
+from toolproof.errors import UsageError
+from toolproof.runner.run import RunRequest, run_suite, variant_keys
+from toolproof.spec.models import BUILTIN_PERSONAS
+from toolproof.store.journal import Store
+from toolproof.suite import load_suite
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def test_retail_with_two_personas_and_two_checkpoints_reports_both_sections(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run.json"
+    result = run_retail(
+        tmp_path, "--persona", "corrector", "--persona", "ambiguous", "--checkpoints", "3,8"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads(out.read_text())
+    tasks = len(load_suite(EXAMPLES / "retail").tasks)
+    assert set(summary["models"][0]["variants"]) == {
+        "",
+        "persona:corrector",
+        "persona:ambiguous",
+        "turns:3",
+        "turns:8",
+    }
+    for name in ("corrector", "ambiguous"):
+        persona = summary["personas"][name]
+        assert persona["n_tasks"] == tasks and persona["pass@1"] == 1.0
+        assert persona["pass^k"]["2"] == 1.0
+        recovery = persona["recovery"]
+        # the oracle acts on the confusing message itself
+        assert recovery["confused_trials"] > tasks and recovery["recovery_turns"] == 1.0
+    for target in ("3", "8"):
+        checkpoint = summary["checkpoints"][target]
+        assert checkpoint["pass@1"] == 1.0 and checkpoint["too_long"] == []
+        assert abs(checkpoint["user_turns"] - int(target)) < 1
+    assert summary["checkpoint_degradation"]["value"] == 0.0
+    assert "personas [95% CI]" in result.stdout and "turn checkpoints" in result.stdout
+
+
+def run_retail(tmp_path: Path, *flags: str) -> Any:
+    """`toolproof run` of the retail example with the oracle, two trials of each task."""
+    return toolproof_ci(
+        "run",
+        EXAMPLES / "retail",
+        "--agent",
+        "oracle",
+        *flags,
+        "--trials",
+        "2",
+        "--k",
+        "1,2",
+        "--store",
+        tmp_path / "runs.db",
+        "--json",
+        tmp_path / "run.json",
+        cwd=tmp_path,
+    )
+
+
+def run(suite: str, agent: str, tmp_path: Path, **request: Any) -> dict[str, Any]:
+    loaded = load_suite(EXAMPLES / suite)
+    report = asyncio.run(
+        run_suite(
+            loaded,
+            RunRequest(agent=agent, trials=1, k=[1], time_scale=0.001, **request),
+            Store(str(tmp_path / f"{suite}-{agent}.db")),
+            fresh=True,
+        )
+    )
+    return report.summary.models[0].model_dump()
+
+
+@pytest.mark.parametrize("suite", ["retail", "logistics-dispatch", "crm-consolidation"])
+def test_the_oracle_passes_every_task_under_every_persona_and_length(
+    suite: str, tmp_path: Path
+) -> None:
+    summary = run(
+        suite, "oracle", tmp_path, personas=list(BUILTIN_PERSONAS), checkpoints=[3, 8, 15, 25]
+    )
+    failed = {
+        key: v["counts"]["failed"] + v["counts"]["infra_error"]
+        for key, v in summary["variants"].items()
+        if v["counts"]["passed"] != v["counts"]["total"]
+    }
+    assert not failed
+    assert len(summary["variants"]) == 1 + len(BUILTIN_PERSONAS) + 4
+
+
+def test_the_adversarial_baselines_still_fail_every_task_under_every_persona(
+    tmp_path: Path,
+) -> None:
+    for agent in ADVERSARIES:
+        summary = run("retail", agent, tmp_path, personas=list(BUILTIN_PERSONAS))
+        passed = {k: v["counts"]["passed"] for k, v in summary["variants"].items()}
+        assert set(passed.values()) == {0}, (agent, passed)
+
+
+def test_an_unknown_persona_is_refused_before_any_trial(tmp_path: Path) -> None:
+    result = run_retail(tmp_path, "--persona", "grumpy")
+    assert result.returncode == 2
+    assert "--persona grumpy: no such persona" in result.stderr + result.stdout
+    assert not (tmp_path / "run.json").exists()
+
+
+def test_a_bad_suite_persona_is_a_located_suite_error(tmp_path: Path) -> None:
+    extra = "\npersonas:\n  hurried:\n    use: [terse, rushed]\n  Bad Name: {}\n"
+    suite = mini_suite(tmp_path / "mini", extra)
+    text = (suite / "suite.yaml").read_text()
+    result = toolproof_ci("validate", suite, cwd=tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2
+    line = text.count("\n") - 1  # the `use:` line
+    assert f"suite.yaml:{line}" in output and "unknown built-in persona 'rushed'" in output
+
+
+def test_the_full_profile_adds_the_suites_personas_or_the_messy_built_ins() -> None:
+    retail = load_suite(EXAMPLES / "retail")
+    keys = variant_keys(retail, RunRequest(profile="full", checkpoints=[5]))
+    personas = [k for k in keys if k.startswith("persona:")]
+    assert personas == [f"persona:{p}" for p in BUILTIN_PERSONAS if p != "cooperative"]
+    assert keys.count("turns:5") == 1  # checkpoints stretch the clean trials only
+    with pytest.raises(UsageError, match="--profile full chooses"):
+        variant_keys(retail, RunRequest(profile="full", personas=["terse"]))
