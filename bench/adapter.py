@@ -1,41 +1,37 @@
-"""What a model adapter adds per call, on top of the network.
+"""CPU per model call on the client side, through the adapters as `toolproof run` builds them.
 
-    python bench/adapter.py [--calls 2000]
+    python bench/adapter.py [--calls 3000] [--concurrency 1,200] [--delay 0.05]
 
-Each adapter (OpenAI Chat Completions, Anthropic Messages, OpenAI-compatible) is called with
-a retail conversation (the policy, 17 tool schemas, a user turn, two tool calls with their
-results) and answered from a recorded response by an in-memory HTTP transport, so no time is
-spent on a network or a server: what is measured is the whole client side of a call.
+A real HTTP server runs in a subprocess (its CPU is not counted) and answers every call from
+a recorded response: OpenAI's tool call at /v1/chat/completions, Anthropic's tool_use at
+/v1/messages. Each adapter (OpenAI-compatible, Anthropic) is called with a retail
+conversation (the policy, 17 tool schemas, a user turn, two tool calls and their results)
+wrapped as a run wraps it: the retry layer with its adaptive limit and the price meter.
 
-For each adapter four figures, the median over `--calls` calls after a warm-up:
+At each concurrency level `--calls` calls are made, that many at a time, and the process's
+CPU time (user + system) is divided by the calls: what one call costs the harness, request
+building, HTTP, the answer read back into toolproof's types, usage and cost. At concurrency
+1 the server answers at once; at higher levels it waits `--delay` seconds first, so every
+call's connection is open at the same time, as in a run with that many trials in flight.
+`httpx` is the floor of a plain httpx client posting the same body and decoding the JSON.
 
-- `http`: the same request body posted with plain httpx and the answer decoded from JSON: the
-  floor any client pays before it maps anything;
-- `sdk`: the provider SDK's typed call (`chat.completions.create`, `messages.create`) given
-  arguments already in the wire format: what any client built on the SDK pays;
-- `adapter`: our adapter's `generate` (our messages and tools mapped to the wire format, the
-  SDK call, the answer mapped back into our types, usage and latency recorded);
-- `as run`: the adapter as `toolproof run` builds it, inside the retry loop with its adaptive
-  concurrency limit and the price meter.
-
-`as run - http` is what the adapter, SDK included, adds on top of the network;
-`adapter - sdk` is what our side adds to the SDK's (negative for OpenAI: the adapter posts
-the body it built through the SDK's client, skipping the typed call's walk over every tool
-schema); `as run` is everything the harness adds to a call.
+The script uses only what every version of toolproof has, so it measures an older checkout
+the same way: `PYTHONPATH=OLD/src python bench/adapter.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
-import statistics
-import time
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx2
+from stub_server import serve, start
 
 from toolproof.models.anthropic import AnthropicClient
 from toolproof.models.base import Message, ModelClient, ModelSettings, ToolCall
@@ -49,19 +45,17 @@ FIXTURES = ROOT / "tests" / "models" / "fixtures"
 RETAIL = ROOT / "examples" / "retail"
 
 
-def transport(body: dict[str, Any]) -> httpx2.AsyncClient:
-    raw = json.dumps(body).encode()
-
-    def answer(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, content=raw, headers={"content-type": "application/json"})
-
-    return httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+@functools.cache
+def recorded(provider: str, name: str) -> bytes:
+    data = json.loads((FIXTURES / provider / f"{name}.json").read_text())
+    return json.dumps(data["body"]).encode()
 
 
-def fixture(provider: str, name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((FIXTURES / provider / f"{name}.json").read_text())
-    body: dict[str, Any] = data["body"]
-    return body
+def answer(path: bytes, body: bytes) -> bytes:
+    """The recorded answer of the API at `path`."""
+    if path == b"/v1/messages":
+        return recorded("anthropic", "tool_use")
+    return recorded("openai", "tool_call")
 
 
 def conversation() -> tuple[list[Message], list[Any]]:
@@ -81,102 +75,91 @@ def conversation() -> tuple[list[Message], list[Any]]:
     return messages, tools
 
 
-def suite_policy(messages: list[Message]) -> str:
-    return "\n\n".join(m.content for m in messages if m.role == "system")
+def cpu() -> float:
+    times = os.times()
+    return times.user + times.system
 
 
-async def median_us(calls: int, call: Callable[[], Awaitable[object]]) -> float:
-    for _ in range(min(200, calls)):
-        await call()
-    times = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        await call()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1e6
+async def cpu_per_call_us(
+    calls: int, concurrency: int, call: Callable[[], Awaitable[Any]]
+) -> float:
+    """Microseconds of this process's CPU per call, `concurrency` calls at a time."""
+    left = calls
+
+    async def worker() -> None:
+        nonlocal left
+        while left > 0:
+            left -= 1
+            await call()
+
+    for _ in range(2):  # warm up: connections open, code paths hot
+        await asyncio.gather(*(call() for _ in range(concurrency)))
+    started = cpu()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return (cpu() - started) / calls * 1e6
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000)
-    args = parser.parse_args()
-    messages, tools = conversation()
-    settings = ModelSettings(temperature=0, max_tokens=256)
-    prices = PriceTable()
-
-    openai_body = fixture("openai", "tool_call")
-    anthropic_body = fixture("anthropic", "tool_use")
-    adapters: list[tuple[str, ModelClient, Callable[[], Awaitable[object]]]] = []
-
-    for label, base_url in (("openai", None), ("openai-compatible", "http://127.0.0.1:9/v1")):
-        client = OpenAIChatClient(
+async def level(args: argparse.Namespace, concurrency: int) -> list[float]:
+    """One row: the floor, then each adapter as run, at one concurrency level."""
+    delay = args.delay if concurrency > 1 else 0.0
+    server, root = start(__file__, f"--delay={delay}")
+    try:
+        messages, tools = conversation()
+        settings = ModelSettings(temperature=0, max_tokens=256)
+        compatible = OpenAIChatClient(
             "gpt-4o",
             settings=settings,
             api_key="sk-bench",
-            base_url=base_url,
-            http_client=transport(openai_body),
-            provider=label,
+            base_url=f"{root}/v1",
+            provider="openai-compatible",
         )
-        wire = [client._message(m) for m in messages]
-        wire_tools = [
-            {"type": "function", "function": {"name": t.name, "parameters": t.parameters}}
-            for t in tools
-        ]
+        anthropic = AnthropicClient(
+            "claude-sonnet-4-6", settings=settings, api_key="sk-bench", base_url=root
+        )
+        body = json.dumps(compatible.request(messages, tools)).encode()
+        limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
+        plain = httpx2.AsyncClient(timeout=None, limits=limits)
 
-        def sdk(client: OpenAIChatClient = client, wire: Any = wire, wt: Any = wire_tools) -> Any:
-            return client.client.chat.completions.create(
-                model="gpt-4o", messages=wire, tools=wt, temperature=0, max_tokens=256
+        async def floor() -> Any:
+            response = await plain.post(
+                f"{root}/v1/chat/completions",
+                content=body,
+                headers={"content-type": "application/json"},
             )
-
-        adapters.append((label, client, sdk))
-
-    anthropic = AnthropicClient(
-        "claude-sonnet-4-6",
-        settings=settings,
-        api_key="sk-bench",
-        http_client=transport(anthropic_body),
-    )
-    system = suite_policy(messages)
-    wire_a = anthropic._messages(messages)
-    wire_a_tools = [
-        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
-    ]
-
-    def sdk_anthropic() -> Any:
-        return anthropic.client.messages.create(
-            model="claude-sonnet-4-6",
-            system=system,
-            messages=wire_a,
-            tools=wire_a_tools,
-            max_tokens=256,
-            extra_body={"temperature": 0},
-        )
-
-    adapters.append(("anthropic", anthropic, sdk_anthropic))
-
-    print(f"{args.calls} calls each; median per call, microseconds")
-    head = ("http", "sdk", "adapter", "as run", "mapping", "added")
-    print(f"{'adapter':20}" + "".join(f"{h:>9}" for h in head))
-    for label, client, sdk_call in adapters:
-        wrapped = Metered(RetryingClient(client, limiter=AdaptiveLimiter(16)), prices)
-        answer = anthropic_body if label == "anthropic" else openai_body
-        body = json.dumps(
-            {"model": "m", "messages": [m.model_dump() for m in messages], "tools": wire_tools}
-        ).encode()
-        plain = transport(answer)
-
-        async def http(plain: httpx2.AsyncClient = plain, body: bytes = body) -> Any:
-            response = await plain.post("http://127.0.0.1:9/v1", content=body)
             return response.json()
 
-        http_us = await median_us(args.calls, http)
-        sdk_us = await median_us(args.calls, sdk_call)
-        adapter_us = await median_us(args.calls, lambda c=client: c.generate(messages, tools))
-        run_us = await median_us(args.calls, lambda w=wrapped: w.generate(messages, tools))
-        figures = (http_us, sdk_us, adapter_us, run_us, adapter_us - sdk_us, run_us - http_us)
-        print(f"{label:20}" + "".join(f"{f:9.0f}" for f in figures))
-    print("mapping = adapter - sdk; added = as run - http (what the adapter adds to the network)")
+        row = [await cpu_per_call_us(args.calls, concurrency, floor)]
+        for adapter in (compatible, anthropic):
+            limiter = AdaptiveLimiter(max(16, concurrency))
+            client: ModelClient = Metered(RetryingClient(adapter, limiter=limiter), PriceTable())
+            row.append(
+                await cpu_per_call_us(
+                    args.calls, concurrency, lambda c=client: c.generate(messages, tools)
+                )
+            )
+        await plain.aclose()
+        return row
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--concurrency", default="1,200")
+    parser.add_argument("--delay", type=float, default=0.05)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        asyncio.run(serve(answer, args.delay))
+        return
+    print(f"{args.calls} calls per cell; CPU per call, microseconds (user + system)")
+    print(f"{'in flight':>10}{'httpx':>10}{'openai-compatible':>19}{'anthropic':>11}")
+    for concurrency in (int(c) for c in args.concurrency.split(",")):
+        row = asyncio.run(level(args, concurrency))
+        print(f"{concurrency:>10}{row[0]:>10.0f}{row[1]:>19.0f}{row[2]:>11.0f}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.cli.results import report
+from toolproof.records import RunConfig
 from toolproof.store import Store
+from toolproof.store.rows import stored_row
 from toolproof.store.schema import trials
 
 MODELS = [
@@ -80,7 +82,8 @@ def record(
     reason: str,
     started: datetime,
 ) -> dict[str, Any]:
-    """One stored trial record: the columns plus the whole result."""
+    """One stored trial row, as the store writes it: the columns derived from the whole
+    result, the result compressed and its record hash."""
     order = f"W{11000 + task}"
     email = f"customer{task}@example.com"
     amount = 20 + task % 300
@@ -207,27 +210,7 @@ def record(
         "turns": sum(e["type"] == "model_call" for e in events),
         "conditions": stats,
     }
-    return {
-        "variant": variant,
-        "model": model,
-        "task_id": result["task_id"],
-        "trial": trial,
-        "seed": result["seed"],
-        "outcome": outcome,
-        "reason": reason,
-        "started_at": result["started_at"],
-        "duration_s": duration,
-        "tokens_input": tokens_in,
-        "tokens_output": tokens_out,
-        "cost_usd": cost,
-        "user_cost_usd": 0.0,
-        "tool_calls": result["tool_calls"],
-        "turns": result["turns"],
-        "model_latency_s": latencies,
-        "tool_errors": stats["tool_errors"],
-        "conditions": stats,
-        "result": result,
-    }
+    return stored_row(result)
 
 
 def build(
@@ -243,13 +226,13 @@ def build(
         suite_hash="0" * 64,
         fingerprint=f"bench-{rng.getrandbits(64):x}",
         agent="model",
-        config={
-            "k": [1, 5, 10] if n_trials >= 10 else [1],
-            "seed": seed,
-            "infra_errors": "fail",
-            "variants": variants,
-            "trials": n_trials,
-        },
+        config=RunConfig(
+            k=[1, 5, 10] if n_trials >= 10 else [1],
+            seed=seed,
+            infra_errors="fail",
+            variants=variants,
+            trials=n_trials,
+        ),
         tasks=task_rows(tasks),
         version="bench",
     )

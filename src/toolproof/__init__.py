@@ -1,21 +1,73 @@
 """toolproof: predict how reliably a tool-using LLM agent behaves in production.
 
-The public API. Everything else lives behind these names.
+The public API. Everything else lives behind these names. Each is imported when first used,
+so `import toolproof` is quick and the command line is catching Ctrl-C before the heavy
+imports begin.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from toolproof.agents import Agent, LoopAgent, NullAgent, OracleAgent, TrialContext
-from toolproof.errors import SuiteError, ToolproofError, UsageError
-from toolproof.gateway import Gateway
-from toolproof.models import Message, ModelClient, ModelResponse, ToolCall, Usage
-from toolproof.results import TrialResult
-from toolproof.runner import RunReport, RunRequest, run_suite
-from toolproof.runner.validate import validate_suite
-from toolproof.store import Store
-from toolproof.suite import Suite, Task, load_suite
-from toolproof.tools import Tool, ToolContext, ToolError, ToolResult, ToolSchema, tool
-from toolproof.world import World
+if TYPE_CHECKING:
+    from toolproof.agents import Agent, LoopAgent, NullAgent, OracleAgent, TrialContext
+    from toolproof.errors import SuiteError, ToolproofError, UsageError
+    from toolproof.gateway import Gateway
+    from toolproof.models import Message, ModelClient, ModelResponse, ToolCall, Usage
+    from toolproof.results import TrialResult
+    from toolproof.runner import RunReport, RunRequest, run_suite
+    from toolproof.runner.validate import validate_suite
+    from toolproof.store import Store
+    from toolproof.suite import Suite, Task, load_suite
+    from toolproof.tools import Tool, ToolContext, ToolError, ToolResult, ToolSchema, tool
+    from toolproof.world import World
+
+_HOMES = {
+    "Agent": "toolproof.agents",
+    "LoopAgent": "toolproof.agents",
+    "NullAgent": "toolproof.agents",
+    "OracleAgent": "toolproof.agents",
+    "TrialContext": "toolproof.agents",
+    "SuiteError": "toolproof.errors",
+    "ToolproofError": "toolproof.errors",
+    "UsageError": "toolproof.errors",
+    "Gateway": "toolproof.gateway",
+    "Message": "toolproof.models",
+    "ModelClient": "toolproof.models",
+    "ModelResponse": "toolproof.models",
+    "ToolCall": "toolproof.models",
+    "Usage": "toolproof.models",
+    "TrialResult": "toolproof.results",
+    "RunReport": "toolproof.runner",
+    "RunRequest": "toolproof.runner",
+    "run_suite": "toolproof.runner",
+    "validate_suite": "toolproof.runner.validate",
+    "Store": "toolproof.store",
+    "Suite": "toolproof.suite",
+    "Task": "toolproof.suite",
+    "load_suite": "toolproof.suite",
+    "Tool": "toolproof.tools",
+    "ToolContext": "toolproof.tools",
+    "ToolError": "toolproof.tools",
+    "ToolResult": "toolproof.tools",
+    "ToolSchema": "toolproof.tools",
+    "tool": "toolproof.tools",
+    "World": "toolproof.world",
+}
+"""Where each public name is defined."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'toolproof' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Agent",

@@ -391,6 +391,35 @@ def _diff(cur: Any, old: Any, path: str, out: list[Change]) -> None:
     out.append(Change(op="replace", path=path, value=thaw(cur), old=thaw(old)))
 
 
+def describe_changes(
+    got: Iterable[Change], expected: Iterable[Change], name: str = "got", most: int = 3
+) -> str:
+    """Where two sets of changes to the same starting world disagree, first paths first:
+    `/orders/W1/status: expected 'cancelled', got 'pending'`. A failing state check says
+    this instead of only that two hashes differ."""
+    want = {c.path: c for c in expected}
+    have = {c.path: c for c in got}
+    lines = []
+    for path in sorted(want.keys() | have.keys()):
+        a, b = want.get(path), have.get(path)
+        if a is not None and b is not None and (a.op, a.value) == (b.op, b.value):
+            continue
+        lines.append(f"{path or '/'}: expected {_shown(a)}, {name} {_shown(b)}")
+    if not lines:
+        return "no path differs by value (a value's type may, e.g. 1 against 1.0)"
+    more = f" (+{len(lines) - most} more)" if len(lines) > most else ""
+    return "; ".join(lines[:most]) + more
+
+
+def _shown(change: Change | None) -> str:
+    if change is None:
+        return "unchanged"
+    if change.op == "remove":
+        return "removed"
+    text = repr(change.value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 # ---------------------------------------------------------------- the world
 
 

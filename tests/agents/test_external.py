@@ -27,7 +27,7 @@ from toolproof.agents.registry import resolve_agent
 from toolproof.errors import UsageError
 from toolproof.results import TrialResult
 from toolproof.runner.plan import TrialSpec
-from toolproof.runner.run import RunRequest, expected_hashes, run_suite
+from toolproof.runner.run import RunRequest, gold_replays, run_suite
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.store.journal import Store
 from toolproof.suite import Suite, load_suite
@@ -363,9 +363,10 @@ def test_max_steps_cuts_an_agent_that_never_replies(mini_dir: Path, tmp_path: Pa
 
 def trial_of(suite: Suite, task_id: str, factory: Any, label: str) -> TrialResult:
     task = suite.task(task_id)
-    expected = asyncio.run(expected_hashes(suite, [task]))[task_id]
+    gold = asyncio.run(gold_replays(suite, [task]))[task_id]
     spec = TrialSpec(task_id=task_id, trial=0, seed=1)
-    return asyncio.run(run_trial(Trial(spec, suite, factory, label, expected, max_steps=10)))
+    trial = Trial(spec, suite, factory, label, gold.hash, 10, expected_changes=gold.changes)
+    return asyncio.run(run_trial(trial))
 
 
 # ---------------------------------------------------------------- the worked examples

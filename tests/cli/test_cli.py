@@ -11,11 +11,12 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import SOUND, SPEC_FIXTURE, line_with, make_suite
+from support import MINI_TOOLS, SOUND, SPEC_FIXTURE, line_with, make_suite
 
 from toolproof.store.journal import Store
 
@@ -122,6 +123,47 @@ def test_validate_reports_gold_action_that_returns_a_tool_error(tmp_path: Path) 
     )
     assert "no order Z" in result.stderr
     assert "1 of 3 tasks are unsound" in result.stderr
+
+
+def test_validate_reports_gold_actions_that_leave_a_different_world_each_time(
+    tmp_path: Path,
+) -> None:
+    # A ticket id drawn from the tool's seed: the gold replay's world is never the same twice,
+    # so no trial (which gets a seed of its own) could match it.
+    tools = (
+        MINI_TOOLS
+        + textwrap.dedent('''
+
+        @tool(write=True)
+        def open_ticket(world: World, order_id: str, context: ToolContext) -> dict:
+            """Open a support ticket about an order.
+
+            Args:
+                order_id: The order id.
+            """
+            ticket = {"order_id": order_id, "id": f"T{context.seed % 100000}"}
+            world["orders"][order_id]["ticket"] = ticket
+            return ticket
+        ''')
+    ).replace("from toolproof.tools import", "from toolproof.tools import ToolContext,")
+    text = with_task(
+        "  - id: ticket\n"
+        '    user: {opening: "Open a ticket about order A",\n'
+        '           replies: [{when: asks_confirmation, say: "Yes."}]}\n'
+        "    expect:\n"
+        "      actions: [{tool: open_ticket, args: {order_id: A}}]\n"
+    ).replace(
+        "  cancel_order: {tier: 3, weight: 0.3}",
+        "  cancel_order: {tier: 3, weight: 0.3}\n  open_ticket: {tier: 3, weight: 0.1}",
+    )
+    make_suite(tmp_path, {"suite.yaml": text, "tools.py": tools})
+    result = toolproof("validate", ".", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    line = line_with(text, "- id: ticket")
+    assert f"suite.yaml:{line}: task 'ticket': gold actions leave a different world" in (
+        result.stderr
+    )
+    assert "/orders/A/ticket: expected {'order_id': 'A', 'id': 'T" in result.stderr
 
 
 # ---------------------------------------------------------------- run, runs, show

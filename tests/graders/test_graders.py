@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from toolproof.graders import Evidence, grade
@@ -52,7 +53,24 @@ def test_state_passes_only_on_the_gold_hash() -> None:
     good = verdicts({"actions": []}, evidence(transcript(), world, expected=world.hash()))
     bad = verdicts({"actions": []}, evidence(transcript(), world, expected="0" * 32))
     assert good["state"][0] is True
-    assert bad["state"] == (False, "final state differs from the gold actions' result")
+    assert bad["state"][0] is False
+    assert bad["state"][1].startswith("final state differs from the gold actions' result")
+
+
+def test_a_differing_state_names_the_paths_expected_and_got() -> None:
+    world = World.from_data({"orders": {"A": {"status": "pending"}, "B": {"status": "open"}}})
+    world["orders"]["A"]["status"] = "open"
+    world["orders"]["B"]["status"] = "cancelled"
+    gold = World.from_data({"orders": {"A": {"status": "pending"}, "B": {"status": "open"}}})
+    gold["orders"]["A"]["status"] = "cancelled"
+    ev = evidence(transcript(), world, expected=gold.hash())
+    ev = replace(ev, changes=world.diff, expected_changes=tuple(gold.diff()))
+    passed, reason = verdicts({"actions": []}, ev)["state"]
+    assert not passed
+    assert reason.endswith(
+        "/orders/A/status: expected 'cancelled', got 'open'; "
+        "/orders/B/status: expected unchanged, got 'cancelled'"
+    )
 
 
 def test_state_checks_report_each_failing_path() -> None:

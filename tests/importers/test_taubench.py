@@ -1,4 +1,5 @@
-"""The tau-bench import reproduces tau-bench's published pass^k for its GPT-4o airline run."""
+"""The tau-bench import reproduces tau-bench's published pass^k for its GPT-4o airline run;
+a file it cannot read is one located problem."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from stored import toolproof_ci
 
 from toolproof.errors import SuiteError
 from toolproof.importers.taubench import import_results
@@ -81,3 +83,25 @@ def test_an_import_claims_nothing_it_did_not_measure(tmp_path: Path) -> None:
     reliability = summary["models"][0]["reliability"]
     assert reliability["missing"] == ["recovery_rate", "completion_under_load", "drift_robustness"]
     assert "built from pass^k alone" in reliability["notes"][0]
+
+
+def test_a_damaged_gz_file_is_one_located_problem(tmp_path: Path) -> None:
+    whole = FIXTURE.read_bytes()
+    bad = tmp_path / "cut.json.gz"
+    bad.write_bytes(whole[: len(whole) // 2])
+    result = toolproof_ci("import", "tau-bench", bad, "--store", tmp_path / "s.db")
+    assert result.returncode == 2
+    [problem, count] = result.stderr.strip().splitlines()
+    assert problem.startswith(f"{bad}: not a readable gzip file: ") and count == "1 problem(s)"
+    assert "Aborted" not in result.stdout + result.stderr
+
+
+def test_an_empty_results_file_has_nothing_to_import(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]\n")
+    db = tmp_path / "s.db"
+    result = toolproof_ci("import", "tau-bench", empty, "--store", db, "--fail-under", "pass^1=1")
+    assert result.returncode == 2
+    assert f"{empty}:1: the list of results is empty: nothing to import" in result.stderr
+    assert "fail-under" not in result.stdout + result.stderr
+    assert Store(str(db)).runs() == []

@@ -116,7 +116,7 @@ def test_request_messages_tools_and_a_tool_call_back() -> None:
                 {
                     "id": "call_prev1",
                     "type": "function",
-                    "function": {"name": "get_order", "arguments": '{"order_id": "W1"}'},
+                    "function": {"name": "get_order", "arguments": '{"order_id":"W1"}'},
                 }
             ],
         },

@@ -1,17 +1,23 @@
 """Runs with real model adapters against a local OpenAI-compatible server: several models
-in one run, prices, cost per pass, the budget, and an LLM-simulated user."""
+in one run, prices, cost per pass, the budget, an LLM-simulated user, servers that answer
+garbage or nothing at all, bad base URLs, and how many calls each model has in flight."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import threading
+import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import completion, openai_server
+from servers import HANG, Raw, completion, model_server, openai_server
 from support import MINI_FILES, write_files
+
+from toolproof.store import Store
 
 CLI = str(Path(sys.executable).parent / "toolproof")
 PRICES = """
@@ -162,3 +168,160 @@ def test_a_simulated_user_ends_the_conversation_and_its_cost_is_kept_apart(
     assert metrics["cost_usd"] == pytest.approx(0.00024)
     user_calls = [b for b in seen if "You are a customer" in b["messages"][0]["content"]]
     assert len(user_calls) == 1 and "tools" not in user_calls[0]
+
+
+def run_good(suite: Path, url: str, store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`toolproof run` of openai-compatible/good at `url`, k=1, into `store`."""
+    model = ["--model", "openai-compatible/good", "--base-url", url]
+    return run(str(suite), *model, "--k", "1", "--store", str(store), *args)
+
+
+def add_to_suite(suite: Path, text: str) -> None:
+    write_files(suite, {"suite.yaml": (suite / "suite.yaml").read_text() + text})
+
+
+def outcomes(store: Path) -> list[tuple[str, str, str]]:
+    """(task, outcome, reason) of every trial of the store's one run, which finished."""
+    journal = Store(str(store))
+    [row] = journal.runs()
+    assert journal.run(row["id"]).finished
+    return sorted((r.task_id, r.outcome, r.reason) for _, r in journal.results(row["id"]))
+
+
+def test_malformed_answers_end_their_trials_as_infra_errors_and_the_run_goes_on(
+    priced: Path, tmp_path: Path
+) -> None:
+    """'cancel' is always answered with an HTML page; 'status' once, then properly."""
+    pages = Counter[str]()
+
+    def garbage(body: dict[str, Any]) -> tuple[int, dict[str, Any]] | Raw:
+        opening = body["messages"][1]["content"]
+        pages[opening] += 1
+        if opening.startswith("Cancel") or pages[opening] == 1:
+            return Raw(b"<html><h1>502 Bad Gateway</h1></html>", content_type="text/html")
+        return answer(body)
+
+    store, out = tmp_path / "s.db", tmp_path / "out.json"
+    with model_server(garbage) as (url, seen):
+        done = run_good(priced, url, store, "--trials", "2", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    reason = (
+        "openai-compatible/good: malformed response: not JSON (text/html): "
+        "'<html><h1>502 Bad Gateway</h1></html>' after 6 attempts"
+    )
+    assert outcomes(store) == [
+        ("cancel", "infra_error", reason),
+        ("cancel", "infra_error", reason),
+        ("status", "passed", ""),
+        ("status", "passed", ""),
+    ]
+    counts = json.loads(out.read_text())["counts"]
+    assert (counts["passed"], counts["infra_error"], counts["total"]) == (2, 2, 4)
+    # two cancel trials x 6 attempts; the status trials' 4 calls and one page retried
+    assert len(seen.bodies) == 12 + 4 + 1
+
+
+def test_a_hung_server_ends_a_trial_as_infra_error_after_its_request_timeouts(
+    priced: Path, tmp_path: Path
+) -> None:
+    """--request-timeout bounds each request; 'cancel' hangs, 'status' is answered."""
+
+    def hangs(body: dict[str, Any]) -> tuple[int, dict[str, Any]] | Raw:
+        return HANG if body["messages"][1]["content"].startswith("Cancel") else answer(body)
+
+    store = tmp_path / "s.db"
+    with model_server(hangs) as (url, _):
+        started = time.perf_counter()
+        done = run_good(priced, url, store, "--request-timeout", "0.2", "--trials", "1")
+        took = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr
+    reason = "openai-compatible/good: request timed out: no answer in 0.2 s after 6 attempts"
+    assert outcomes(store) == [("cancel", "infra_error", reason), ("status", "passed", "")]
+    assert took < 60
+
+
+def test_timeout_s_in_the_suite_bounds_each_request(priced: Path, tmp_path: Path) -> None:
+    add_to_suite(priced, "models:\n  openai-compatible/good: {timeout_s: 0.2}\n")
+    store = tmp_path / "s.db"
+    with model_server(lambda body: HANG) as (url, seen):
+        done = run_good(priced, url, store, "--tasks", "status", "--trials", "1")
+    assert done.returncode == 0, done.stderr
+    [(_, outcome, reason)] = outcomes(store)
+    assert outcome == "infra_error" and "no answer in 0.2 s after 6 attempts" in reason
+    assert len(seen.bodies) == 6
+
+
+def test_a_base_url_that_is_not_a_url_is_a_usage_error_before_any_trial(
+    priced: Path, tmp_path: Path
+) -> None:
+    store = tmp_path / "s.db"
+    done = run_good(priced, "not a url", store)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: model openai-compatible/good: base_url: 'not a url' is not a URL: "
+        "give http:// or https:// and a host, as in http://127.0.0.1:8000/v1"
+    ]
+    assert not store.exists() or Store(str(store)).runs() == []
+
+
+def test_a_base_url_in_the_suite_that_is_not_a_url_is_located(priced: Path, tmp_path: Path) -> None:
+    add_to_suite(priced, "models:\n  openai-compatible/good: {base_url: 'ftp://files'}\n")
+    done = run(str(priced), "--model", "openai-compatible/good", "--store", str(tmp_path / "s.db"))
+    assert done.returncode == 2
+    assert "suite.yaml:" in done.stderr and "'ftp://files' is not a URL" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+class InFlight:
+    """Answers after a pause, counting the calls in flight per model."""
+
+    def __init__(self, pause_s: float) -> None:
+        self.pause_s = pause_s
+        self.now: Counter[str] = Counter()
+        self.peak: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        model = body["model"]
+        with self.lock:
+            self.now[model] += 1
+            self.peak[model] = max(self.peak[model], self.now[model])
+        time.sleep(self.pause_s)
+        with self.lock:
+            self.now[model] -= 1
+        return 200, completion("Order B has shipped.")
+
+
+@pytest.mark.parametrize(
+    ("setting", "peak"),
+    [
+        ("", 24),  # the run's concurrency: above the 16 every model used to start at
+        ("models:\n  openai-compatible/good: {max_concurrency: 3}\n", 3),  # still wins
+    ],
+)
+def test_a_models_calls_in_flight_start_at_the_runs_concurrency_or_its_max_concurrency(
+    priced: Path, tmp_path: Path, setting: str, peak: int
+) -> None:
+    add_to_suite(priced, setting)
+    server = InFlight(0.4)
+    with model_server(server) as (url, _):
+        trials = ["--tasks", "status", "--trials", "24", "--concurrency", "24"]
+        done = run_good(priced, url, tmp_path / "s.db", *trials)
+    assert done.returncode == 0, done.stderr
+    assert server.peak["good"] == peak
+
+
+def test_models_are_interleaved_so_every_model_has_calls_in_flight(
+    priced: Path, tmp_path: Path
+) -> None:
+    server = InFlight(0.3)
+    with model_server(server) as (url, seen):
+        second = ["--model", "openai-compatible/bad", "--trials", "2", "--concurrency", "2"]
+        done = run_good(priced, url, tmp_path / "s.db", *second)
+    assert done.returncode == 0, done.stderr
+    # Two trials at a time, one of each model: a plan that took every task of one model first
+    # would have two calls of that model in flight at once. (The order in which the first
+    # requests arrive is not asserted: on a loaded machine one trial may start late.)
+    assert server.peak == {"good": 1, "bad": 1}
+    assert {b["model"] for b in seen.bodies} == {"good", "bad"}

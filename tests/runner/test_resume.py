@@ -1,4 +1,5 @@
-"""A run killed with SIGKILL resumes: nothing finished is lost or run twice."""
+"""A run killed with SIGKILL resumes: nothing finished is lost or run twice; a run that is
+still going is never run by a second process at the same time."""
 
 from __future__ import annotations
 
@@ -69,3 +70,37 @@ def test_resume_after_sigkill_runs_each_trial_once(mini_dir: Path, tmp_path: Pat
     assert set(before) <= set(after)
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*), min(status) FROM runs").fetchone() == (1, "finished")
+
+
+def test_a_second_identical_run_is_refused_while_the_first_goes(
+    mini_dir: Path, tmp_path: Path
+) -> None:
+    slower = SLOW_SCRIPT.replace("latency_s: 0.05", "latency_s: 0.2")  # about 12 s in all
+    script = write_files(tmp_path, {"slow.yaml": slower}) / "slow.yaml"
+    db = tmp_path / "runs.db"
+    command = [CLI, "run", str(mini_dir), "--agent", f"scripted:{script}", "--trials", "30"]
+    command += ["--k", "1", "--concurrency", "2", "--store", str(db)]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(trial_keys(db)) < 5:
+        time.sleep(0.05)
+    assert first.poll() is None, "the first run must still be going"
+
+    second = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 2, second.stdout + second.stderr
+    [line] = second.stderr.strip().splitlines()
+    assert f"is being run right now by process {first.pid}" in line
+    with sqlite3.connect(db) as conn:
+        [(run_id,)] = conn.execute("SELECT id FROM runs").fetchall()
+    regrade = subprocess.run(
+        [CLI, "regrade", run_id, "--store", str(db)], capture_output=True, text=True, timeout=120
+    )
+    assert regrade.returncode == 2 and f"by process {first.pid}" in regrade.stderr
+
+    _, errors = first.communicate(timeout=120)
+    assert first.returncode == 0, errors
+    after = Counter(trial_keys(db))
+    assert len(after) == 60 and set(after.values()) == {1}
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*), min(status) FROM runs").fetchone() == (1, "finished")
+        assert conn.execute("SELECT count(*) FROM run_leases").fetchone() == (0,)

@@ -14,10 +14,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import JSON, MetaData, create_engine, select, text
 from stored import invoke, mini_suite, stored_run
+from together import SCHEMA_2, open_at_once
 
-from toolproof.ci.audit import load_manifest, read_trials, record_manifest, verify_run
+from toolproof.ci.audit import (
+    load_manifest,
+    read_trials,
+    record_manifest,
+    verify_run,
+    written_trials,
+)
 from toolproof.results import TrialResult
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store.journal import Store
@@ -167,9 +174,12 @@ def test_stored_values_round_trip_as_in_sqlite(fresh_postgres_url: str, tmp_path
         rows = store.outcomes(run_id)
         assert [r["seed"] for r in rows] == [2**63 - 1, 0, 5]
         assert rows[0]["conditions"] == written[0].conditions
+        assert [t.hash for t in written_trials(store, run_id)] == [
+            t.hash for t in read_trials(store, run_id)
+        ]
         record_manifest(store, run_id)
         assert verify_run(store, run_id).ok
-    # The trial hashes do not depend on the database: the canonical JSON is the same.
+    # The trial hashes do not depend on the database: the stored bytes and columns are the same.
     [pg_run] = [r["id"] for r in pg.runs()]
     [lite_run] = [r["id"] for r in lite.runs()]
     assert [t.hash for t in read_trials(pg, pg_run)] == [
@@ -199,3 +209,43 @@ def test_a_long_agent_label_is_stored(fresh_postgres_url: str) -> None:
     store = Store(fresh_postgres_url)
     run_id = stored_run(store, {"t": "P"}, agent="scripted:/" + "x" * 240 + "/script.yaml")
     assert store.run(run_id).agent.endswith("/script.yaml")
+
+
+def test_a_postgresql_store_of_the_previous_schema_is_upgraded(fresh_postgres_url: str) -> None:
+    """The schema-2 fixture's tables and rows, as that version made them in PostgreSQL (json
+    columns), become schema 3: results in bytea, readable, manifests verified."""
+    old = MetaData()
+    lite = create_engine(f"sqlite:///{SCHEMA_2}")
+    old.reflect(lite)
+    pg = create_engine(fresh_postgres_url)
+    old.create_all(pg)
+    with lite.connect() as source, pg.begin() as target:
+        for table in old.sorted_tables:
+            rows = [dict(r) for r in source.execute(table.select()).mappings()]
+            if rows:
+                target.execute(table.insert(), rows)
+        # The rows came with their ids: the id sequence goes on after them, as it had.
+        target.execute(text("SELECT setval('trials_id_seq', (SELECT max(id) FROM trials))"))
+    assert isinstance(old.tables["trials"].c.result.type, JSON)
+    pg.dispose()
+    store = Store(fresh_postgres_url)
+    with store.engine.connect() as conn:
+        kind = conn.execute(
+            text("SELECT data_type FROM information_schema.columns WHERE column_name = 'result'")
+        ).scalar_one()
+    assert kind == "bytea"
+    oracle = "20261201-120125-811e95"
+    assert len([r for _, r in store.results(oracle)]) == 6
+    assert verify_run(store, oracle).ok, verify_run(store, oracle).problems
+    run_id = stored_run(store, {"cancel": "PF"})
+    record_manifest(store, run_id)
+    assert verify_run(store, run_id).ok
+
+
+def test_processes_create_one_postgresql_store_at_the_same_moment(
+    fresh_postgres_url: str, tmp_path: Path
+) -> None:
+    assert open_at_once(fresh_postgres_url, 8, tmp_path) == []
+    store = Store(fresh_postgres_url)
+    with store.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM toolproof_meta")).scalar_one() == 1

@@ -4,6 +4,7 @@ and, in a headless Chromium, charts drawn with no script error."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,10 +30,13 @@ from dashboard import (
     get,
     serving,
 )
+from support import MINI_FILES, write_files
 
 from toolproof.report.html import render_report
+from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
 from toolproof.store.queries import stored_summary
+from toolproof.suite import load_suite
 from toolproof.view.data import TREND_METRICS
 
 CLI = str(Path(sys.executable).parent / "toolproof")
@@ -115,6 +120,23 @@ def test_each_run_shows_its_summary_s_numbers_per_model(base: str, runs: ViewRun
     assert [e["pass@1"] for e in by_id[runs.null]["entries"]] == [0.0]
     assert by_id[runs.scripted]["agent"] == runs.scripted_label
     store.engine.dispose()
+
+
+def test_the_runs_list_shows_the_conditions_each_run_ran_under(tmp_path: Path) -> None:
+    mini = load_suite(write_files(tmp_path / "mini", MINI_FILES))
+    url = f"sqlite:///{tmp_path / 'conditions.db'}"
+    store = Store(url)
+    request = RunRequest(agent="oracle", trials=1, k=[1])
+    clean = asyncio.run(run_suite(mini, request, store)).run_id
+    loaded = asyncio.run(run_suite(mini, replace(request, load=[1, 2]), store)).run_id
+    store.engine.dispose()
+    with serving(url) as base:
+        by_id = {run["id"]: run for run in get(f"{base}api/runs").json()["runs"]}
+        assert by_id[clean]["conditions"] == ["clean"]
+        assert by_id[loaded]["conditions"] == ["load:1", "load:2"]
+        page = get(base).text
+    row = page[page.index(f'value="{loaded}"') :]
+    assert "<td><div>load:1</div><div>load:2</div></td>" in row[: row.index("</tr>")]
 
 
 # ---------------------------------------------------------------- reports

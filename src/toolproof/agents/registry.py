@@ -76,9 +76,14 @@ def model_agent(name: str, identity: str, client: ModelClient) -> AgentChoice:
 
 
 def resolve_agents(
-    agent: str | None, models: list[str], suite: Suite, flags: dict[str, Any]
+    agent: str | None,
+    models: list[str],
+    suite: Suite,
+    flags: dict[str, Any],
+    concurrency: int | None = None,
 ) -> list[AgentChoice]:
-    """The agents of a run: one per model, or one baseline or script."""
+    """The agents of a run: one per model, or one baseline or script. `concurrency` is the
+    most trials the run has at once (where each model's limit of calls in flight starts)."""
     if not models:
         return [resolve_agent(agent or "oracle")]
     if agent not in (None, "model"):
@@ -87,25 +92,29 @@ def resolve_agents(
         raise UsageError("--model: each model once")
     out = []
     for name in models:
-        identity, client = model_client(name, suite, flags)
+        identity, client = model_client(name, suite, flags, concurrency)
         out.append(model_agent(name, identity, client))
     return out
 
 
-def model_client(name: str, suite: Suite, flags: dict[str, Any]) -> tuple[str, ModelClient]:
+def model_client(
+    name: str, suite: Suite, flags: dict[str, Any], concurrency: int | None = None
+) -> tuple[str, ModelClient]:
     """(identity, client) for a model, with settings from config, suite and flags."""
     config = load_config()
     prices = PriceTable({**config.prices, **suite.file.prices})
     choice = choose_model(name, config, suite.file.models, flags)
-    return choice.identity, build_client(choice, config, prices)
+    return choice.identity, build_client(choice, config, prices, concurrency)
 
 
-def resolve_user(name: str | None, suite: Suite, flags: dict[str, Any]) -> tuple[str, UserFactory]:
+def resolve_user(
+    name: str | None, suite: Suite, flags: dict[str, Any], concurrency: int | None = None
+) -> tuple[str, UserFactory]:
     """The user side of a run: scripted turns, or a model simulating every task's user
     (command-line model settings apply to it too)."""
     if name is None:
         return "scripted", scripted_user
-    identity, client = model_client(name, suite, flags)
+    identity, client = model_client(name, suite, flags, concurrency)
 
     def simulated(task: Task, transcript: Transcript, seed: int) -> User:
         return LLMUser(client, task.spec.user, task.spec.story, transcript, seed)

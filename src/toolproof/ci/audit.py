@@ -3,35 +3,42 @@
 The manifest is one JSON document: the suite (name, version, content hash, path), every task's
 content hash, the effective settings (agent, models and their parameters, variants, seed,
 trials, k, ...), toolproof's version, the host, the start and end times, and one sha256 per
-trial: of the trial's `result` JSON, canonical (keys sorted, compact). The run hash is the
-sha256 over the trial hashes in a fixed order; the manifest hash is the sha256 of the whole
-canonical document. Both are stored in `run_manifests`.
+trial: of its stored record, that is its result's bytes exactly as the store holds them and
+its row's other columns (outcome, reason, tokens, cost...). The run hash is the sha256 over
+the trial hashes in a fixed order; the manifest hash is the sha256 of the whole canonical
+document. Both are stored in `run_manifests`.
 
-`verify_run` recomputes everything from what the store holds now and names every trial whose
-result changed, appeared or disappeared, and every trial whose row (outcome, reason, cost...)
-no longer agrees with its own stored result: the metrics are computed from those columns, so a
-changed verdict is caught however it was changed. A hash kept outside the store (the CI log,
-the JUnit report) also catches a manifest rewritten to match: `verify --expect HASH`.
+`verify_run` hashes what the store holds now, without parsing a single result, and names every
+trial whose record changed, appeared or disappeared; a changed one is opened, to name each
+column of its row that no longer agrees with its result (the metrics are computed from those
+columns, so a changed verdict is caught however it was changed), or else to say its result
+changed. A hash kept outside the
+store (the CI log, the JUnit report) also catches a manifest rewritten to match: `verify
+--expect HASH`. Manifests of the first format (one hash per trial, of its result's canonical
+JSON) are still verified their own way.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit, urlunsplit
 
 import orjson
-from pydantic import ValidationError
-from sqlalchemy import Connection, inspect, select
+from sqlalchemy import JSON, Connection, LargeBinary, Text, cast, select, type_coerce
 
 from toolproof.records import RunConfig
-from toolproof.results import TrialResult
-from toolproof.store.journal import Store, _columns, now
+from toolproof.store import payload
+from toolproof.store.journal import Store, now
 from toolproof.store.manifest import run_manifests
+from toolproof.store.rows import HASHED_COLUMNS, KEY_COLUMNS, record_hash, row_columns
 from toolproof.store.schema import trials
 
-MANIFEST_FORMAT = "toolproof-manifest/1"
+MANIFEST_FORMAT = "toolproof-manifest/2"
+FIRST_FORMAT = "toolproof-manifest/1"
 REDACTED = "<redacted>"
 
 TrialKey = tuple[str, str, str, int]
@@ -47,7 +54,7 @@ def sha256(data: bytes) -> str:
 
 
 def trial_hash(result: Any) -> str:
-    """sha256 of a trial's stored `result` JSON, canonical."""
+    """sha256 of a trial's `result` JSON, canonical: the first format's trial hash."""
     return sha256(canonical_json(result))
 
 
@@ -73,80 +80,141 @@ def trial_name(key: TrialKey) -> str:
 
 
 def redacted_config(config: RunConfig) -> RunConfig:
-    """The run's config with HTTP header values (credentials, often) replaced."""
-    flags = config.model_flags
-    if not isinstance(flags.get("headers"), Mapping):
-        return config
-    return config.with_(model_flags={**flags, "headers": dict.fromkeys(flags["headers"], REDACTED)})
+    """The run's config with its secrets replaced: HTTP header values and the user name and
+    password in a base URL (credentials, often)."""
+    flags = dict(config.model_flags)
+    if isinstance(flags.get("headers"), Mapping):
+        flags["headers"] = dict.fromkeys(flags["headers"], REDACTED)
+    if isinstance(flags.get("base_url"), str):
+        flags["base_url"] = redacted_url(flags["base_url"])
+    return config if flags == config.model_flags else config.with_(model_flags=flags)
+
+
+def redacted_url(url: str) -> str:
+    """`url` with the credentials in it (`user:password@`) replaced by REDACTED."""
+    parts = urlsplit(url)
+    _, at, host = parts.netloc.rpartition("@")
+    if not at:
+        return url
+    return urlunsplit(parts._replace(netloc=f"{REDACTED}@{host}"))
 
 
 # ---------------------------------------------------------------- reading the store
 
 
-@dataclass(frozen=True)
-class StoredTrial:
-    """One trial row as the store holds it now."""
+class StoredTrial(NamedTuple):
+    """One trial row as the store holds it now, hashed."""
 
     key: TrialKey
+    row_id: int
     hash: str
     seed: int
     outcome: str
-    problems: tuple[str, ...]
+    problems: tuple[str, ...] = ()
 
 
-def _ensure_table(store: Store) -> None:
-    run_manifests.create(store.engine, checkfirst=True)
+def _scan(conn: Connection, run_id: str, first_format: bool) -> list[StoredTrial]:
+    """Every trial of the run, hashed from what the store holds (`rows.record_hash` over the
+    result's bytes and the columns read back), in key order. Only the first format opens
+    every result (its hash is of the result's canonical JSON). One tight loop: a run may
+    hold 100,000 trials."""
+    hashed = [trials.c[name] for name in HASHED_COLUMNS]
+    fields = [cast(c, Text) if isinstance(c.type, JSON) else c for c in hashed]
+    keys = [trials.c[name] for name in KEY_COLUMNS]
+    raw = type_coerce(trials.c.result, LargeBinary)
+    query = select(trials.c.id, *keys, raw, *fields).where(trials.c.run_id == run_id)
+    seed_at, outcome_at = (6 + HASHED_COLUMNS.index(name) for name in ("seed", "outcome"))
+    as_bytes = payload.stored_bytes
+    out: list[StoredTrial] = []
+    for part in conn.execution_options(yield_per=5000).execute(query).partitions():
+        for row in part:
+            stored = row[5] if type(row[5]) is bytes else as_bytes(row[5])
+            problems: tuple[str, ...] = ()
+            if first_format:
+                data, problems = _opened(stored)
+                digest = trial_hash(data) if data is not None else sha256(stored)
+            else:
+                digest = record_hash(stored, row[6:])
+            key = (row[1], row[2], row[3], row[4])
+            out.append(StoredTrial(key, row[0], digest, row[seed_at], row[outcome_at], problems))
+    out.sort(key=itemgetter(0))
+    return out
 
 
-def _stored_trials(conn: Connection, run_id: str) -> Iterator[StoredTrial]:
-    """Every trial of the run with its result hash and the disagreements between its row
-    and its own stored result."""
-    columns = [c for c in trials.c if c.name not in ("id", "run_id")]
-    query = select(*columns).where(trials.c.run_id == run_id)
-    for row in conn.execution_options(yield_per=200).execute(query).mappings():
-        key: TrialKey = (row["variant"], row["model"], row["task_id"], int(row["trial"]))
-        data = row["result"]
-        problems = []
-        try:
-            expected = _columns(TrialResult.model_validate(data))
-        except ValidationError as exc:
-            problems.append(f"its stored result no longer parses ({exc.error_count()} errors)")
-        else:
-            for name, value in expected.items():
-                if name != "result" and row[name] != value:
-                    problems.append(
-                        f"trials.{name} is {row[name]!r} but its stored result says {value!r}"
-                    )
-        yield StoredTrial(
-            key=key,
-            hash=trial_hash(data),
-            seed=int(row["seed"]),
-            outcome=str(row["outcome"]),
-            problems=tuple(problems),
-        )
+def written_trials(store: Store, run_id: str) -> list[StoredTrial]:
+    """Every trial of the run with the record hash written along with it, in key order: what
+    a manifest records, without reading a result. Rows from before schema 3 have none: then
+    every trial is hashed from what the store holds."""
+    keys = [trials.c[name] for name in KEY_COLUMNS]
+    query = select(trials.c.id, *keys, trials.c.sha256, trials.c.seed, trials.c.outcome).where(
+        trials.c.run_id == run_id
+    )
+    with store.engine.connect() as conn:
+        rows = conn.execute(query).all()
+    if any(row[5] is None for row in rows):
+        return read_trials(store, run_id)
+    out = [StoredTrial((r[1], r[2], r[3], r[4]), r[0], r[5], r[6], r[7]) for r in rows]
+    out.sort(key=itemgetter(0))
+    return out
 
 
-def read_trials(store: Store, run_id: str) -> list[StoredTrial]:
+def _opened(stored: bytes) -> tuple[Any, tuple[str, ...]]:
+    """A stored result parsed, or why it cannot be."""
+    try:
+        data = payload.decode(stored)
+        row_columns(data)
+    except Exception as exc:  # damaged bytes, bad JSON, or not a trial's result any more
+        return None, (f"its stored result no longer parses ({type(exc).__name__})",)
+    return data, ()
+
+
+def read_trials(store: Store, run_id: str, first_format: bool = False) -> list[StoredTrial]:
     """Every trial of the run as stored now, ordered by (variant, model, task, trial)."""
     with store.engine.connect() as conn:
-        return sorted(_stored_trials(conn, run_id), key=lambda t: t.key)
+        found = _scan(conn, run_id, first_format)
+    if first_format:
+        disagreeing = _disagreements(store, [t.row_id for t in found if not t.problems])
+        found = [t._replace(problems=tuple(disagreeing.get(t.row_id, t.problems))) for t in found]
+    return found
 
 
-def build_manifest(
-    store: Store, run_id: str, stored: list[StoredTrial] | None = None
-) -> dict[str, Any]:
-    """The manifest document of a run as the store holds it now."""
+def _disagreements(store: Store, row_ids: Iterable[int]) -> dict[int, list[str]]:
+    """For rows by id: each column that disagrees with the row's own stored result."""
+    out: dict[int, list[str]] = {}
+    names = [c.name for c in trials.c if c.name != "result"]
+    raw = type_coerce(trials.c.result, LargeBinary)
+    ids = list(row_ids)
+    with store.engine.connect() as conn:
+        for start in range(0, len(ids), 500):
+            query = select(*(trials.c[n] for n in names), raw).where(
+                trials.c.id.in_(ids[start : start + 500])
+            )
+            for record in conn.execute(query):
+                row = dict(zip(names, record, strict=False))
+                data, problems = _opened(payload.stored_bytes(record[-1]))
+                found = list(problems)
+                if data is not None:
+                    for name, value in row_columns(data).items():
+                        if row[name] != value:
+                            found.append(
+                                f"trials.{name} is {row[name]!r} but its stored result says "
+                                f"{value!r}"
+                            )
+                if found:
+                    out[row["id"]] = found
+    return out
+
+
+SECTIONS = ("run", "suite", "tasks", "models", "variants", "seed", "settings")
+"""What the manifest says about the run besides its trials."""
+
+
+def _about(store: Store, run_id: str) -> dict[str, Any]:
+    """The manifest's SECTIONS, as the store holds them now."""
     run = store.run(run_id)
     config = redacted_config(run.config)
     tasks = {row["task_id"]: row["task_hash"] for row in store.run_tasks(run_id)}
-    if stored is None:
-        stored = read_trials(store, run_id)
-    hashes = {t.key: t.hash for t in stored}
-    counts = {"passed": 0, "failed": 0, "infra_error": 0}
-    for t in stored:
-        counts[t.outcome] = counts.get(t.outcome, 0) + 1
     return {
-        "format": MANIFEST_FORMAT,
         "run": {
             "id": run_id,
             "status": run.status,
@@ -173,20 +241,40 @@ def build_manifest(
         "variants": config.variants,
         "seed": config.seed,
         "settings": config.stored(),
+    }
+
+
+def _entries(stored: list[StoredTrial]) -> list[dict[str, Any]]:
+    """The manifest's trial entries, in key order."""
+    return [
+        {
+            "variant": t.key[0],
+            "model": t.key[1],
+            "task": t.key[2],
+            "trial": t.key[3],
+            "seed": t.seed,
+            "outcome": t.outcome,
+            "sha256": t.hash,
+        }
+        for t in stored
+    ]
+
+
+def build_manifest(
+    store: Store, run_id: str, stored: list[StoredTrial] | None = None
+) -> dict[str, Any]:
+    """The manifest document of a run as the store holds it now."""
+    if stored is None:
+        stored = written_trials(store, run_id)
+    counts = {"passed": 0, "failed": 0, "infra_error": 0}
+    for t in stored:
+        counts[t.outcome] = counts.get(t.outcome, 0) + 1
+    return {
+        "format": MANIFEST_FORMAT,
+        **_about(store, run_id),
         "counts": {**counts, "total": len(stored)},
-        "trials": [
-            {
-                "variant": t.key[0],
-                "model": t.key[1],
-                "task": t.key[2],
-                "trial": t.key[3],
-                "seed": t.seed,
-                "outcome": t.outcome,
-                "sha256": t.hash,
-            }
-            for t in stored
-        ],
-        "run_hash": run_hash(run_id, hashes),
+        "trials": _entries(stored),
+        "run_hash": run_hash(run_id, {t.key: t.hash for t in stored}),
     }
 
 
@@ -202,7 +290,7 @@ class Manifest:
 def record_manifest(store: Store, run_id: str) -> Manifest:
     """Compute and store the run's manifest, replacing an earlier one (a resumed or
     re-graded run records again). Call it when the run finishes."""
-    _ensure_table(store)
+    store.check_sound()
     document = build_manifest(store, run_id)
     manifest = Manifest(
         run_id=run_id,
@@ -226,8 +314,6 @@ def record_manifest(store: Store, run_id: str) -> Manifest:
 def load_manifest(store: Store, run_id: str) -> Manifest | None:
     """The recorded manifest of a run, if any."""
     store.run(run_id)
-    if not inspect(store.engine).has_table(run_manifests.name):
-        return None
     with store.engine.connect() as conn:
         row = (
             conn.execute(select(run_manifests).where(run_manifests.c.run_id == run_id))
@@ -304,43 +390,61 @@ def verify_run(store: Store, run_id: str, expect: str | None = None) -> Verifica
         )
     if recorded.get("run_hash") != manifest.run_hash:
         out.problems.append("the recorded run hash differs from the one in the manifest")
-    stored = read_trials(store, run_id)
-    current = build_manifest(store, run_id, stored)
-    for section in ("run", "suite", "tasks", "models", "variants", "seed", "settings"):
-        out.problems.extend(_differences(section, recorded.get(section), current.get(section)))
-    before = {_key(t): t for t in recorded.get("trials", [])}
+    first_format = recorded.get("format") == FIRST_FORMAT
+    stored = read_trials(store, run_id, first_format)
+    about = _about(store, run_id)
+    for section in SECTIONS:
+        out.problems.extend(_differences(section, recorded.get(section), about.get(section)))
+    out.trials = len(stored)
+    if first_format or recorded.get("trials") != _entries(stored):
+        bad = _compare_trials(store, recorded.get("trials", []), stored, first_format, out.problems)
+        out.tampered = [trial_name(k) for k in bad]
+    recomputed = run_hash(run_id, {t.key: t.hash for t in stored})
+    if recomputed != manifest.run_hash and not out.tampered:
+        out.problems.append("the run hash recomputed from the stored results differs")
+    return out
+
+
+def _compare_trials(
+    store: Store,
+    entries: list[dict[str, Any]],
+    stored: list[StoredTrial],
+    first_format: bool,
+    problems: list[str],
+) -> list[TrialKey]:
+    """Add a problem for every trial that differs from its manifest entry; return their
+    keys. A trial whose hash changed is opened: a row that disagrees with its own result
+    is named column by column, otherwise its result changed (the first format checked every
+    row against its result already)."""
+    before = {_key(t): t for t in entries}
     now_stored = {t.key: t for t in stored}
-    out.trials = len(now_stored)
-    bad: dict[TrialKey, None] = {}
+    found: dict[TrialKey, list[str]] = {}
+    changed: dict[int, tuple[TrialKey, str]] = {}
     for key in sorted(set(before) | set(now_stored)):
-        name = trial_name(key)
         old, new = before.get(key), now_stored.get(key)
         if new is None:
-            out.problems.append(f"{name}: recorded in the manifest but gone from the store")
-            bad[key] = None
+            found[key] = ["recorded in the manifest but gone from the store"]
             continue
         if old is None:
-            out.problems.append(f"{name}: in the store but not in the manifest (added later)")
-            bad[key] = None
+            found[key] = ["in the store but not in the manifest (added later)"]
             continue
-        if old["sha256"] != new.hash:
-            out.problems.append(
-                f"{name}: its stored result changed (recorded sha256 {old['sha256'][:12]}, "
-                f"now {new.hash[:12]})"
-            )
-            bad[key] = None
+        said = []
         if old["outcome"] != new.outcome:
-            out.problems.append(
-                f"{name}: outcome is '{new.outcome}', the manifest recorded '{old['outcome']}'"
-            )
-            bad[key] = None
-        for problem in new.problems:
-            out.problems.append(f"{name}: {problem}")
-            bad[key] = None
-    if current["run_hash"] != manifest.run_hash and not bad:
-        out.problems.append("the run hash recomputed from the stored results differs")
-    out.tampered = [trial_name(k) for k in bad]
-    return out
+            said.append(f"outcome is '{new.outcome}', the manifest recorded '{old['outcome']}'")
+        said.extend(new.problems)
+        if old["sha256"] != new.hash:
+            changed[new.row_id] = (key, old["sha256"])
+        if said or new.row_id in changed:
+            found[key] = said
+    columns = {} if first_format else _disagreements(store, changed)
+    for row_id, (key, recorded) in changed.items():
+        found[key][:0] = columns.get(row_id) or [
+            f"its stored result changed (recorded sha256 {recorded[:12]}, "
+            f"now {now_stored[key].hash[:12]})"
+        ]
+    for key, said in found.items():
+        problems.extend(f"{trial_name(key)}: {p}" for p in said)
+    return list(found)
 
 
 def _key(entry: Mapping[str, Any]) -> TrialKey:

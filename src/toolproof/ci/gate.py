@@ -24,18 +24,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from toolproof.ci.audit import Verification, load_manifest, verify_run
+from toolproof.ci.audit import Verification, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.errors import SuiteError, UsageError
 from toolproof.metrics.comparison import Comparison
-from toolproof.metrics.summary import RunSummary, model_metrics
+from toolproof.metrics.summary import RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
-from toolproof.report.format import fmt, fmt_p, score_parts
+from toolproof.report.format import fmt, p_phrase, score_parts
 from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.spec.source import SUITE_FILE, shown, validation_problems
 from toolproof.spec.yamlload import load_yaml
 from toolproof.store.journal import Store
-from toolproof.store.queries import stored_summary
+from toolproof.store.queries import task_metas
 
 DEFAULT_MAX_REGRESSION = 0.03
 TOLERANCE = 1e-9
@@ -207,13 +207,14 @@ def evaluate_gate(
         )
     run = store.run(run_id)
     ks = sorted(set(run.config.k) | set(spec.ks()))
-    summary = stored_summary(store, run_id, ks)
+    rows = store.outcomes(run_id)  # read once: the summary and the JUnit cases share them
+    summary = run_summary(run, rows, task_metas(store, run_id), ks)
     result = GateResult(
         run=run,
         spec=spec,
         summary=summary,
         conditions=[],
-        trials=store.outcomes(run_id),
+        trials=rows,
         baseline=baseline,
         sources=list(sources),
     )
@@ -359,7 +360,7 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
                 bad = drop and m.significant
                 interval = f"[{fmt(m.low, signed=True)}, {fmt(m.high, signed=True)}]"
                 test = (
-                    f"p = {fmt_p(m.p_value)} over {v.task_count} tasks, "
+                    f"{p_phrase(m.p_value)} over {v.task_count} tasks, "
                     f"{1 - comparison.alpha:.0%} CI {interval}"
                 )
                 detail = f"{m.name} {fmt(m.a)} → {fmt(m.b)} (Δ {fmt(delta, signed=True)}, {test})"
@@ -386,7 +387,8 @@ def _integrity(
     store: Store, run_id: str, what: str, conditions: list[Condition]
 ) -> Verification | None:
     name = f"{what} verified" if what == "manifest" else f"{what} verified ({run_id})"
-    if load_manifest(store, run_id) is None:
+    verification = verify_run(store, run_id)
+    if not verification.recorded:
         conditions.append(
             Condition(
                 name,
@@ -398,7 +400,6 @@ def _integrity(
             )
         )
         return None
-    verification = verify_run(store, run_id)
     if verification.ok:
         detail = f"{verification.trials} trials match manifest {verification.manifest_hash}"
     else:

@@ -1,53 +1,37 @@
 """The command line: parse, call the API, render. Exit 0 ok, 1 fell short, 2 bad input.
 
-One module per group of commands (`suite`: validate, run, regrade, schema; `results`: show,
-runs, report, view, import; `ci`: gate, compare, verify; `serve`: serve-tools), options
-declared once in `options`, printing in `output`. Every command is registered here.
+The commands live in `commands` (one module per group behind it). This module stays light,
+so that `main` is running, and catching, before the heavy imports start: Ctrl-C in the first
+seconds stops the command quietly too.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-
-import typer
-
-from toolproof import __version__
-from toolproof.cli.ci import compare, gate, verify
-from toolproof.cli.output import errors
-from toolproof.cli.results import import_app, report, runs, show, view
-from toolproof.cli.serve import serve_tools
-from toolproof.cli.suite import regrade, run, schema, validate
-from toolproof.errors import SuiteError, ToolproofError
-
-app = typer.Typer(
-    name="toolproof",
-    help="Measure how reliably a tool-using LLM agent behaves in production.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-def version() -> None:
-    """Print toolproof's version."""
-    print(__version__)
-
-
-COMMANDS: list[Callable[..., None]] = [validate, run, regrade, show, runs, schema]
-MORE: list[Callable[..., None]] = [gate, compare, verify, report, view, version]
-"""The commands in the order `toolproof --help` lists them (import and serve-tools between)."""
-
-for command in COMMANDS:
-    app.command()(command)
-app.add_typer(import_app, name="import")
-app.command("serve-tools")(serve_tools)
-for command in MORE:
-    app.command()(command)
+from typing import Any
 
 
 def main() -> None:
-    """Entry point: user errors print where and what, exit 2, no traceback."""
+    """Entry point: user errors and a results store that fails print one line, exit 2, no
+    traceback; Ctrl-C exits 130; a reader that goes away (`| head`) ends no work."""
+    try:
+        from toolproof.cli.output import keep_working_without_reader
+
+        keep_working_without_reader()
+        _run()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+
+
+def _run() -> None:
+    from sqlalchemy.exc import DBAPIError
+
+    from toolproof.cli.commands import app
+    from toolproof.cli.output import errors
+    from toolproof.errors import SuiteError, ToolproofError
+    from toolproof.store.journal import failure
+
     try:
         app()
     except SuiteError as exc:
@@ -58,6 +42,18 @@ def main() -> None:
     except ToolproofError as exc:
         errors.print(f"[red]error:[/] {exc}", highlight=False)
         sys.exit(exc.exit_code)
+    except DBAPIError as exc:  # the database itself failed: damaged, locked, gone
+        errors.print(f"[red]error:[/] the results store failed: {failure(exc)}", highlight=False)
+        sys.exit(2)
+
+
+def __getattr__(name: str) -> Any:
+    """`toolproof.cli.app`, imported when first asked for."""
+    if name == "app":
+        from toolproof.cli.commands import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["app", "main"]

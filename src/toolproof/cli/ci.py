@@ -15,8 +15,8 @@ from rich.markup import escape
 from toolproof.ci.audit import load_manifest, record_manifest, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.ci.gate import evaluate_gate, flag_spec, resolve_spec
-from toolproof.cli.options import StoreOpt
-from toolproof.cli.output import console
+from toolproof.cli.options import RUN_HELP, StoreOpt
+from toolproof.cli.output import console, writable
 from toolproof.errors import UsageError
 from toolproof.report.compare import comparison_tables
 from toolproof.report.json import write_json
@@ -27,7 +27,7 @@ from toolproof.store.queries import open_existing
 
 
 def gate(
-    run_id: Annotated[str, typer.Argument(help="The run to gate (the candidate).")],
+    run_id: Annotated[str, typer.Argument(help="The run to gate (the candidate). " + RUN_HELP)],
     baseline: Annotated[
         str | None,
         typer.Option(help="Run to compare with (the model in production): no regression."),
@@ -57,7 +57,11 @@ def gate(
 ) -> None:
     """Decide whether a run's model may ship: thresholds, regressions, integrity. Exit 1 if not."""
     flags = flag_spec(min_ or [], max_ or [], max_regression)
+    for path, flag in ((junit, "--junit"), (markdown, "--markdown"), (json_path, "--json")):
+        writable(path, flag)
     journal = open_existing(store)
+    run_id = journal.resolve(run_id)
+    baseline = journal.resolve(baseline) if baseline else None
     run = journal.run(run_id)
     spec, sources, warnings = resolve_spec(run, suite, flags, baseline)
     result = evaluate_gate(journal, run_id, spec, baseline, sources)
@@ -85,8 +89,8 @@ def gate(
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="Run A (the baseline).")],
-    run_b: Annotated[str, typer.Argument(help="Run B (the candidate).")],
+    run_a: Annotated[str, typer.Argument(help="Run A (the baseline). " + RUN_HELP)],
+    run_b: Annotated[str, typer.Argument(help="Run B (the candidate). " + RUN_HELP)],
     store: StoreOpt = None,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
@@ -94,7 +98,10 @@ def compare(
     alpha: Annotated[float, typer.Option(help="Significance level of the tests.")] = 0.05,
 ) -> None:
     """B − A per metric and per task, with paired tests over matched trials."""
-    comparison = compare_runs(open_existing(store), run_a, run_b, alpha=alpha)
+    writable(json_path, "--json")
+    journal = open_existing(store)
+    run_a, run_b = journal.resolve(run_a), journal.resolve(run_b)
+    comparison = compare_runs(journal, run_a, run_b, alpha=alpha)
     for table in comparison_tables(comparison):
         console.print(table)
     for warning in comparison.warnings:
@@ -114,7 +121,9 @@ def compare(
 
 
 def verify(
-    run_id: Annotated[str, typer.Argument(help="The run whose stored results to check.")],
+    run_id: Annotated[
+        str, typer.Argument(help="The run whose stored results to check. " + RUN_HELP)
+    ],
     store: StoreOpt = None,
     expect: Annotated[
         str | None,
@@ -133,7 +142,10 @@ def verify(
 ) -> None:
     """Recompute the hashes of a run's stored results; exit 1 when any differs from its
     manifest, naming the trial."""
+    writable(manifest, "--manifest")
+    writable(json_path, "--json")
     journal = open_existing(store)
+    run_id = journal.resolve(run_id)
     if record:
         if load_manifest(journal, run_id) is not None:
             raise UsageError(f"--record: run {run_id} already has a manifest; verify it instead")

@@ -35,6 +35,7 @@ TasksOpt = Annotated[str | None, typer.Option("--tasks", help="Task ids or tags.
 FaultsOpt = Annotated[str | None, typer.Option(help="Fault profile of the suite.")]
 DriftOpt = Annotated[str | None, typer.Option(help="Schema drift variant of the suite.")]
 SeedOpt = Annotated[int | None, typer.Option(help="Suite seed.")]
+RUN_HELP = "A run: its id, the start of it, or 'latest'."
 
 
 def parse_k(text: str | None, flag: str = "--k") -> list[int] | None:

@@ -1,9 +1,13 @@
-"""What commands print and write: the consoles, the summary tables, JSON files, --fail-under."""
+"""What commands print and write: the consoles, the summary tables, JSON files, --fail-under,
+and the checks that the files a command will write can be written, made before its work."""
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any, TextIO
 
 import typer
 from rich.console import Console
@@ -48,3 +52,66 @@ def finish(summary: RunSummary, json_path: Path | None, thresholds: list[str] | 
         console.print(f"[red]fail-under: {escape(prefix + condition.detail)}", highlight=False)
     if broken:
         raise typer.Exit(1)
+
+
+def writable(path: Path | None, flag: str) -> None:
+    """Refuse, before any work, an output file that could not be written afterwards: a
+    folder, a path under a file, a folder or file without write permission. Leaves nothing
+    behind (the probe is an anonymous temporary file)."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a folder; give a file name")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{flag} {path}: {folder} is a file, not a folder")
+    try:
+        if path.exists():
+            path.open("ab").close()
+        else:
+            tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write there: {exc.strerror or exc}") from None
+
+
+class _ReaderSafe:
+    """Standard output that outlives its reader: once a pipe's reader is gone (`toolproof
+    run ... | head`), what is printed goes nowhere and the command carries on, so its files
+    are still written and its exit code still says how it went."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._lost()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._lost()
+
+    def _lost(self) -> None:
+        self._gone = True
+        # What is still buffered, and the interpreter's last flush, go to /dev/null quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def keep_working_without_reader() -> None:
+    """Make standard output survive a reader that goes away (see `_ReaderSafe`)."""
+    if not isinstance(sys.stdout, _ReaderSafe):
+        sys.stdout = _ReaderSafe(sys.stdout)

@@ -9,17 +9,25 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from toolproof.cli.options import FailUnderOpt, JsonOpt, KOpt, StoreOpt, parse_infra, parse_k
-from toolproof.cli.output import console, errors, finish, with_threshold_ks
+from toolproof.cli.options import (
+    RUN_HELP,
+    FailUnderOpt,
+    JsonOpt,
+    KOpt,
+    StoreOpt,
+    parse_infra,
+    parse_k,
+)
+from toolproof.cli.output import console, errors, finish, with_threshold_ks, writable
 from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
 from toolproof.store.journal import Store
-from toolproof.store.queries import open_existing, stored_summary
+from toolproof.store.queries import list_runs, open_existing, stored_summary
 
 import_app = typer.Typer(help="Import another harness's results as a run.", no_args_is_help=True)
 
 
 def show(
-    run_id: Annotated[str, typer.Argument(help="A run id.")],
+    run_id: Annotated[str, typer.Argument(help=RUN_HELP)],
     store: StoreOpt = None,
     k: KOpt = None,
     json_path: JsonOpt = None,
@@ -27,10 +35,11 @@ def show(
     infra_errors: Annotated[str | None, typer.Option("--infra-errors")] = None,
 ) -> None:
     """Print a stored run's summary (optionally at other k or another infra policy)."""
+    writable(json_path, "--json")
     journal = open_existing(store)
     summary = stored_summary(
         journal,
-        run_id,
+        journal.resolve(run_id),
         with_threshold_ks(parse_k(k), fail_under),
         parse_infra(infra_errors) if infra_errors else None,
     )
@@ -38,16 +47,17 @@ def show(
 
 
 def runs(store: StoreOpt = None, limit: int = 20) -> None:
-    """List the newest runs in the store."""
+    """List the newest runs in the store, with the conditions each ran under."""
     table = Table()
     table.add_column("run", no_wrap=True)
-    for column in ("suite", "agent", "status", "trials", "created"):
+    for column in ("suite", "agent", "conditions", "status", "trials", "created"):
         table.add_column(column)
-    for row in open_existing(store).runs(limit):
+    for row in list_runs(open_existing(store), limit):
         table.add_row(
             row["id"],
             f"{row['suite_name']} {row['suite_version']}",
             row["agent"],
+            ", ".join(row["conditions"]),
             row["status"],
             str(row["trials"]),
             row["created_at"],
@@ -59,7 +69,9 @@ def report(
     run_ids: Annotated[
         list[str],
         typer.Argument(
-            metavar="RUN_ID", help="Runs to report on; several are compared side by side."
+            metavar="RUN_ID",
+            help="Runs to report on (ids, their starts, 'latest'); several are compared side "
+            "by side.",
         ),
     ],
     output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path(
@@ -81,9 +93,10 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (works offline): scores, pass^k curves, conditions,
     cost, the task × trial grid and every trial's transcript."""
-    stats = write_report(
-        open_existing(store), run_ids, output, title=title, transcripts_mb=transcripts_mb
-    )
+    writable(output, "-o")
+    journal = open_existing(store)
+    resolved = [journal.resolve(run_id) for run_id in run_ids]
+    stats = write_report(journal, resolved, output, title=title, transcripts_mb=transcripts_mb)
     records = (
         "every trial's record"
         if stats.transcripts == stats.trials
@@ -142,6 +155,7 @@ def import_taubench(
     """Import a tau-bench results file as a run and print its metrics."""
     from toolproof.importers.taubench import import_results
 
+    writable(json_path, "--json")
     journal = Store(store)
     run_id = import_results(results, journal, parse_k(k))
     console.print(f"imported {results} as run [bold]{run_id}")

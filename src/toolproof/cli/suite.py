@@ -27,7 +27,7 @@ from toolproof.cli.options import (
     parse_k,
     parse_pair,
 )
-from toolproof.cli.output import console, errors, finish, with_threshold_ks
+from toolproof.cli.output import console, errors, finish, with_threshold_ks, writable
 from toolproof.errors import UsageError
 from toolproof.models.registry import DEFAULT_MODEL
 from toolproof.records import RunRecord
@@ -115,6 +115,13 @@ def run(
         typer.Option("--model", help="provider/model; repeat to compare models in one run."),
     ] = None,
     base_url: Annotated[str | None, typer.Option(help="Base URL (openai-compatible).")] = None,
+    request_timeout: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help="Seconds one model request may take; then it is retried as a timeout [120].",
+        ),
+    ] = None,
     header: Annotated[
         list[str] | None, typer.Option("--header", help="HTTP header KEY=VALUE; repeatable.")
     ] = None,
@@ -162,11 +169,17 @@ def run(
     json_path: JsonOpt = None,
     fail_under: FailUnderOpt = None,
     infra_errors: InfraOpt = "fail",
-    resume: Annotated[str | None, typer.Option(help="Run id to resume.")] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Run to resume: its id, the start of it, or 'latest'.")
+    ] = None,
     fresh: Annotated[bool, typer.Option(help="Start a new run even if one can resume.")] = False,
 ) -> None:
     """Run every task many times and report pass^k; an unfinished same run is resumed."""
+    writable(json_path, "--json")
     journal = Store(store)
+    journal.check_sound()  # a damaged store is refused before the suite even loads
+    if resume:
+        resume = journal.resolve(resume)
     if suite is None:
         if not resume:
             raise UsageError("give a SUITE folder, or --resume RUN_ID")
@@ -180,6 +193,7 @@ def run(
         models=list(model or []),
         model_flags=model_flags(
             base_url=base_url,
+            request_timeout=request_timeout,
             headers=header,
             temperature=temperature,
             max_tokens=max_tokens,
@@ -241,6 +255,7 @@ def run(
 def model_flags(
     *,
     base_url: str | None,
+    request_timeout: float | None = None,
     headers: list[str] | None,
     temperature: float | None,
     max_tokens: int | None,
@@ -253,6 +268,7 @@ def model_flags(
     """Model settings given on the command line (only those given)."""
     flags: dict[str, Any] = {
         "base_url": base_url,
+        "timeout_s": request_timeout,
         "temperature": temperature,
         "max_tokens": max_tokens,
         "tool_choice": tool_choice,
@@ -284,7 +300,7 @@ def suite_folder(run: RunRecord, hint: str) -> Path:
 
 
 def regrade(
-    run_id: Annotated[str, typer.Argument(help="The run to re-grade.")],
+    run_id: Annotated[str, typer.Argument(help="The run to re-grade (id, its start, 'latest').")],
     suite: Annotated[Path | None, typer.Option(help="Suite folder [the run's own].")] = None,
     store: StoreOpt = None,
     json_path: JsonOpt = None,
@@ -293,11 +309,14 @@ def regrade(
     from toolproof.runner.regrade import regrade_run
     from toolproof.runtime import services_on_demand
 
+    writable(json_path, "--json")
     journal = open_existing(store)
+    run_id = journal.resolve(run_id)
     path = suite or suite_folder(journal.run(run_id), "give it with --suite")
     with services_on_demand():  # no live system is called: start none it can do without
         loaded = load_suite(path)
-    changed = asyncio.run(regrade_run(loaded, journal, run_id))
+    with journal.lease(run_id):  # not while a process is still running it
+        changed = asyncio.run(regrade_run(loaded, journal, run_id))
     console.print(f"re-graded run {run_id}: {changed} trial outcomes changed")
     finish(stored_summary(journal, run_id), json_path, None)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from toolproof.spec.models import Expectations
 from toolproof.transcript import Transcript
+from toolproof.world import Change
 
 
 class Verdict(BaseModel):
@@ -32,6 +33,10 @@ class Evidence:
     ended: str
     required_args: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Each tool's required parameters (a decisive read is matched on those)."""
+    changes: Callable[[], list[Change]] = list
+    """What the trial changed in its initial world (read only when the state differs)."""
+    expected_changes: Sequence[Change] = ()
+    """What the gold actions change in it."""
 
 
 Grader = Callable[[Expectations, Evidence], list[Verdict]]

@@ -6,6 +6,7 @@ from typing import Any
 
 from toolproof.graders.base import Evidence, Verdict
 from toolproof.spec.models import Expectations, StateCheck
+from toolproof.world import describe_changes
 
 
 def grade_state(expect: Expectations, evidence: Evidence) -> list[Verdict]:
@@ -17,11 +18,12 @@ def grade_state(expect: Expectations, evidence: Evidence) -> list[Verdict]:
         elif evidence.final_hash == evidence.expected_hash:
             verdicts.append(Verdict(grader="state", passed=True, reason="final state as expected"))
         else:
+            where = describe_changes(evidence.changes(), evidence.expected_changes)
             verdicts.append(
                 Verdict(
                     grader="state",
                     passed=False,
-                    reason="final state differs from the gold actions' result",
+                    reason=f"final state differs from the gold actions' result: {where}",
                 )
             )
     if expect.state:

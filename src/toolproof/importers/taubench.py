@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from toolproof.metrics.recovery import trial_stats
 from toolproof.models.base import ToolCall
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
-from toolproof.store.journal import Store
+from toolproof.store.journal import NewRun, Store
 from toolproof.transcript import EndEvent, MessageEvent, ModelCallEvent, ToolCallEvent, Transcript
 
 REQUIRED = ("task_id", "trial", "reward")
@@ -35,10 +36,14 @@ def read_results(path: Path) -> list[dict[str, Any]]:
         raise SuiteError.at(str(path), None, "file not found") from None
     except json.JSONDecodeError as exc:
         raise SuiteError.at(str(path), exc.lineno, f"JSON syntax error: {exc.msg}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise SuiteError.at(str(path), None, f"not a readable gzip file: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError.at(str(path), None, f"cannot read: {exc}") from None
     if not isinstance(data, list):
         raise SuiteError.at(str(path), 1, "expected a JSON list of tau-bench results")
+    if not data:
+        raise SuiteError.at(str(path), 1, "the list of results is empty: nothing to import")
     problems = []
     for i, item in enumerate(data):
         if not isinstance(item, dict):
@@ -117,7 +122,7 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
         trials_per_task[task] = trials_per_task.get(task, 0) + 1
     fewest = min(trials_per_task.values(), default=1)
     stem = path.name.removesuffix(".gz").removesuffix(".json")
-    run_id = existing or store.create_run(
+    new = NewRun(
         suite_name="tau-bench",
         suite_version=stem,
         suite_hash=digest,
@@ -137,6 +142,15 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
         ],
         version=__version__,
     )
+    with store.open_run(new) as lease:
+        _write_trials(store, lease.run_id, data, stem)
+        store.finish(lease.run_id)
+        record_manifest(store, lease.run_id)
+    return lease.run_id
+
+
+def _write_trials(store: Store, run_id: str, data: list[dict[str, Any]], stem: str) -> None:
+    """Every result the run does not hold yet, as a trial."""
     done = store.done(run_id)
     for item in data:
         if ("", "", str(item["task_id"]), int(item["trial"])) in done:
@@ -162,9 +176,6 @@ def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str
                 turns=len(transcript.messages("assistant")),
             ),
         )
-    store.finish(run_id)
-    record_manifest(store, run_id)
-    return run_id
 
 
 def _task_order(task_id: str) -> tuple[int, str]:

@@ -9,8 +9,9 @@ otherwise. The API has no seed; `temperature` and `extra` go into the request bo
 With extended thinking (`extra: {thinking: ...}`) the API wants a turn's thinking blocks back
 with its tool calls: the client keeps them, by tool call id, and sends them back.
 
-Errors become `ProviderError` (429, 5xx, 529 overloaded, timeouts and connection errors are
-retryable), except "prompt is too long", which is the agent's: `ContextOverflow`.
+The answer is read straight into our types (`models/sdk.py` says why). Errors become
+`ProviderError` (429, 5xx, 529 overloaded, timeouts, connection errors and malformed answers
+are retryable), except "prompt is too long", which is the agent's: `ContextOverflow`.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from typing import Literal, TypeAlias, Unpack
+from typing import Any, Literal, TypeAlias, Unpack
 
 import anthropic
 from anthropic import Omit, omit
-from anthropic.types import Message as AnthropicMessage
 from anthropic.types import (
     MessageParam,
     RedactedThinkingBlockParam,
@@ -35,6 +35,7 @@ from anthropic.types import (
 )
 
 from toolproof.errors import UsageError
+from toolproof.models import read
 from toolproof.models.base import (
     ContextOverflow,
     Message,
@@ -46,7 +47,7 @@ from toolproof.models.base import (
     Usage,
 )
 from toolproof.models.retry import parse_retry_after, retryable_status
-from toolproof.models.sdk import Endpoint, SDKErrors, body_text, post, sdk_options
+from toolproof.models.sdk import Channel, Endpoint, body_text, sdk_options
 from toolproof.tools.base import ToolSchema
 
 DEFAULT_MAX_TOKENS = 1024
@@ -67,12 +68,6 @@ _OVERFLOW = re.compile(
 # 429s that no wait will cure.
 _SPEND_LIMIT_CODES = {"contract_spend_limit_reached", "enforced_spend_limit_reached"}
 _KEPT_THINKING = 4096
-_ERRORS = SDKErrors(
-    anthropic.APIStatusError,
-    anthropic.APITimeoutError,
-    anthropic.APIConnectionError,
-    anthropic.AnthropicError,
-)
 
 
 class AnthropicClient(ModelClient):
@@ -90,21 +85,16 @@ class AnthropicClient(ModelClient):
         c = self.client
         if not (c.api_key or c.auth_token or c.credentials or given):
             raise UsageError(f"{self.name}: no API key: pass one or set ANTHROPIC_API_KEY")
+        self.channel = Channel(
+            self.client, "v1/messages", endpoint, name=self.name, on_status=self._status_error
+        )
         self._thinking: OrderedDict[str, list[Thinking]] = OrderedDict()
 
     async def generate(
         self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
     ) -> ModelResponse:
-        response, latency = await post(
-            self.client,
-            _ERRORS,
-            self._status_error,
-            "/v1/messages",
-            self.request(messages, tools),
-            AnthropicMessage,
-            {"headers": {"Content-Type": "application/json"}},
-        )
-        return self._response(response, latency)
+        data, latency = await self.channel.post(self.request(messages, tools))
+        return self._response(data, latency)
 
     def request(self, messages: list[Message], tools: list[ToolSchema]) -> dict[str, object]:
         """The request body in the wire format, posted as JSON bytes (the SDK's typed
@@ -191,48 +181,45 @@ class AnthropicClient(ModelClient):
                     return {"type": "tool", "name": name, "disable_parallel_tool_use": True}
                 return {"type": "tool", "name": name}
 
-    def _response(self, response: AnthropicMessage, latency: float) -> ModelResponse:
+    def _response(self, data: dict[str, Any], latency: float) -> ModelResponse:
+        """A Message object read into our types; what does not read is malformed."""
+        if data.get("type") == "error":
+            error = read.mapping(data.get("error"), "error", optional=True)
+            raise read.malformed(f"an error object: {error.get('message') or error}")
         texts: list[str] = []
         calls: list[ToolCall] = []
         thinking: list[Thinking] = []
-        for block in response.content:
-            if block.type == "text":
-                texts.append(block.text)
-            elif block.type == "tool_use":
-                arguments = block.input if isinstance(block.input, dict) else None
-                calls.append(
-                    ToolCall(
-                        id=block.id,
-                        name=block.name,
-                        arguments=arguments,
-                        raw_arguments=json.dumps(block.input, ensure_ascii=False),
-                    )
-                )
-            elif block.type == "thinking":
+        if data.get("content") is None:
+            raise read.malformed("no content")
+        for index, item in enumerate(read.items(data["content"], "content")):
+            block = read.mapping(item, f"content[{index}]")
+            where = f"content[{index}]"
+            kind = block.get("type")
+            if kind == "text":
+                texts.append(read.string(block.get("text"), f"{where}.text"))
+            elif kind == "tool_use":
+                calls.append(_tool_call(block, where))
+            elif kind == "thinking":
                 thinking.append(
-                    {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+                    {
+                        "type": "thinking",
+                        "thinking": read.string(block.get("thinking"), f"{where}.thinking"),
+                        "signature": read.string(block.get("signature"), f"{where}.signature"),
+                    }
                 )
-            elif block.type == "redacted_thinking":
-                thinking.append({"type": "redacted_thinking", "data": block.data})
+            elif kind == "redacted_thinking":
+                redacted = read.string(block.get("data"), f"{where}.data")
+                thinking.append({"type": "redacted_thinking", "data": redacted})
         if thinking and calls:
             self._thinking[calls[0].id] = thinking
             while len(self._thinking) > _KEPT_THINKING:
                 self._thinking.popitem(last=False)
-        u = response.usage
-        cache_read = u.cache_read_input_tokens or 0
-        details = u.output_tokens_details
-        usage = Usage(
-            # Input counts all prompt tokens, the cached ones included (as OpenAI counts them).
-            input_tokens=(u.input_tokens or 0) + cache_read + (u.cache_creation_input_tokens or 0),
-            output_tokens=u.output_tokens or 0,
-            cached_tokens=cache_read,
-            reasoning_tokens=(details.thinking_tokens or 0) if details else 0,
-        )
+        stop = data.get("stop_reason")
         return ModelResponse(
             message=Message(role="assistant", content="".join(texts), tool_calls=calls),
-            usage=usage,
+            usage=_usage(read.mapping(data.get("usage"), "usage", optional=True)),
             latency_s=latency,
-            stop_reason=response.stop_reason or "",
+            stop_reason=stop if isinstance(stop, str) else "",
         )
 
     def _status_error(self, exc: anthropic.APIStatusError) -> Exception:
@@ -251,6 +238,38 @@ class AnthropicClient(ModelClient):
             retryable=retryable,
             retry_after=parse_retry_after(exc.response.headers),
         )
+
+
+def _tool_call(block: dict[str, Any], where: str) -> ToolCall:
+    name = block.get("name")
+    if not isinstance(name, str) or not name:
+        raise read.malformed(f"{where} is a tool_use without a name")
+    arguments = block.get("input")
+    return ToolCall(
+        id=read.string(block.get("id"), f"{where}.id"),
+        name=name,
+        arguments=arguments if isinstance(arguments, dict) else None,
+        raw_arguments=json.dumps(arguments, ensure_ascii=False),
+    )
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    cache_read = read.count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens")
+    created = read.count(
+        usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens"
+    )
+    details = read.mapping(
+        usage.get("output_tokens_details"), "usage.output_tokens_details", optional=True
+    )
+    return Usage(
+        # Input counts all prompt tokens, the cached ones included (as OpenAI counts them).
+        input_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens")
+        + cache_read
+        + created,
+        output_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
+        cached_tokens=cache_read,
+        reasoning_tokens=read.count(details.get("thinking_tokens"), "usage.thinking_tokens"),
+    )
 
 
 def _tool(tool: ToolSchema) -> ToolParam:

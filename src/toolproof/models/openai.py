@@ -5,11 +5,13 @@ message with `tool_calls` (arguments as JSON text), a `tool` Message a tool mess
 `tool_call_id`. Requests are never streamed, and an assistant message always carries a string
 `content` ("" rather than null): llama.cpp's server rejects the one and returns no chunks for
 the other. With tools and no tool_choice set, a compatible server is sent tool_choice "auto"
-(what OpenAI assumes; llama-cpp-python's server otherwise never calls a tool). The SDK's own
-retries are off; `RetryingClient` retries.
+(what OpenAI assumes; llama-cpp-python's server otherwise never calls a tool). The answer
+is read straight into our types (`models/sdk.py` says why); a `content` given as a list of
+text parts is joined. `RetryingClient` retries.
 
-Errors become `ProviderError` (429, 5xx, overload, timeouts and connection errors are
-retryable), except a context window overflow, which is the agent's: `ContextOverflow`.
+Errors become `ProviderError` (429, 5xx, overload, timeouts, connection errors and malformed
+answers are retryable), except a context window overflow, which is the agent's:
+`ContextOverflow`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import re
 from typing import Any, Unpack
 
 import openai
+import orjson
 from openai.types.chat import (
-    ChatCompletion,
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageFunctionToolCallParam,
     ChatCompletionMessageParam,
@@ -28,6 +30,7 @@ from openai.types.chat import (
 )
 
 from toolproof.errors import UsageError
+from toolproof.models import read
 from toolproof.models.base import (
     ContextOverflow,
     Message,
@@ -39,7 +42,7 @@ from toolproof.models.base import (
     Usage,
 )
 from toolproof.models.retry import parse_retry_after, retryable_status
-from toolproof.models.sdk import Endpoint, SDKErrors, body_text, post, sdk_options
+from toolproof.models.sdk import Channel, Endpoint, body_text, sdk_options
 from toolproof.tools.base import ToolSchema
 
 # Wording of context overflows: OpenAI and vLLM ("maximum context length"), llama.cpp
@@ -54,12 +57,8 @@ _OVERFLOW_CODES = {
     "exceed_context_size_error",
     "string_above_max_length",
 }
-_JSON = {"Content-Type": "application/json"}
 # 429s that no wait will cure.
 _QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached"}
-_ERRORS = SDKErrors(
-    openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError, openai.OpenAIError
-)
 
 
 class OpenAIChatClient(ModelClient):
@@ -85,30 +84,28 @@ class OpenAIChatClient(ModelClient):
             self.client = openai.AsyncOpenAI(**options)
         except openai.OpenAIError as exc:
             raise UsageError(f"{self.name}: {exc}") from None
+        self.channel = Channel(
+            self.client,
+            "chat/completions",
+            endpoint,
+            name=self.name,
+            on_status=self._status_error,
+        )
 
     async def generate(
         self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
     ) -> ModelResponse:
-        completion, latency = await post(
-            self.client,
-            _ERRORS,
-            self._status_error,
-            "/chat/completions",
-            self.request(messages, tools, seed),
-            ChatCompletion,
-            {"security": {"bearer_auth": True}, "headers": _JSON},
-        )
-        return _response(completion, latency)
+        data, latency = await self.channel.post(self.request(messages, tools, seed))
+        return _response(data, latency)
 
     def request(
         self, messages: list[Message], tools: list[ToolSchema], seed: int | None = None
     ) -> dict[str, Any]:
         """The request body, in the wire format; `seed` is sent unless the settings fix one.
 
-        It is posted as JSON bytes: the SDK's typed `create` first walks every value of its
-        arguments (each tool's JSON Schema included) to apply aliases and formats that chat
-        requests do not use, then copies and encodes them, which costs ~5 ms a call with 17
-        tools (bench/adapter.py).
+        It is built here and posted as JSON bytes: the SDK's typed `create` would first walk
+        every value of its arguments (each tool's JSON Schema included) to apply aliases and
+        formats that chat requests do not use, ~5 ms a call with 17 tools.
         """
         s = self.settings
         body: dict[str, Any] = {
@@ -154,7 +151,7 @@ class OpenAIChatClient(ModelClient):
 
     def _call(self, call: ToolCall) -> ChatCompletionMessageFunctionToolCallParam:
         if call.arguments is not None:
-            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            arguments = orjson.dumps(call.arguments).decode()
         elif self.compatible and not _is_json_object(call.raw_arguments):
             # vLLM and llama.cpp parse past arguments to render their chat templates and fail
             # the whole request on text that is not a JSON object.
@@ -211,44 +208,72 @@ def _tool_choice(choice: str) -> ChatCompletionToolChoiceOptionParam:
             return {"type": "function", "function": {"name": choice}}
 
 
-def _response(completion: ChatCompletion, latency: float) -> ModelResponse:
-    if not completion.choices:
-        raise ProviderError("the response has no choices", retryable=True)
-    choice = completion.choices[0]
+def _response(data: dict[str, Any], latency: float) -> ModelResponse:
+    """A chat.completion object read into our types; what does not read is malformed."""
+    choices = read.items(data.get("choices"), "choices")
+    if not choices:
+        raise read.malformed("no choices")
+    choice = read.mapping(choices[0], "choices[0]")
+    if choice.get("message") is None:
+        raise read.malformed("choices[0] has no message")
+    message = read.mapping(choice["message"], "choices[0].message")
     calls: list[ToolCall] = []
-    for index, call in enumerate(choice.message.tool_calls or []):
-        function = getattr(call, "function", None)
-        if function is None:
-            continue
-        raw = function.arguments
-        if not isinstance(raw, str):  # a server that sends an object rather than JSON text
+    for index, item in enumerate(read.items(message.get("tool_calls"), "message.tool_calls")):
+        call = read.mapping(item, f"tool_calls[{index}]")
+        if call.get("type", "function") != "function":
+            continue  # a kind of call only other tool types make; none are sent
+        function = read.mapping(call.get("function"), f"tool_calls[{index}].function")
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise read.malformed(f"tool_calls[{index}] has no function name")
+        raw = function.get("arguments")
+        if raw is None:
+            raw = ""
+        elif not isinstance(raw, str):  # a server that sends an object rather than JSON text
             raw = json.dumps(raw)
+        ident = call.get("id")
         calls.append(
             ToolCall(
-                id=call.id or f"call_{index}",
-                name=function.name,
+                id=ident if isinstance(ident, str) and ident else f"call_{index}",
+                name=name,
                 arguments=_arguments(raw),
                 raw_arguments=raw,
             )
         )
-    usage = Usage()
-    if completion.usage is not None:
-        u = completion.usage
-        prompt = u.prompt_tokens_details
-        completion_details = u.completion_tokens_details
-        usage = Usage(
-            input_tokens=u.prompt_tokens or 0,
-            output_tokens=u.completion_tokens or 0,
-            cached_tokens=(prompt.cached_tokens or 0) if prompt else 0,
-            reasoning_tokens=(
-                (completion_details.reasoning_tokens or 0) if completion_details else 0
-            ),
-        )
+    finish = choice.get("finish_reason")
     return ModelResponse(
-        message=Message(role="assistant", content=choice.message.content or "", tool_calls=calls),
-        usage=usage,
+        message=Message(role="assistant", content=_content(message), tool_calls=calls),
+        usage=_usage(read.mapping(data.get("usage"), "usage", optional=True)),
         latency_s=latency,
-        stop_reason=choice.finish_reason or "",
+        stop_reason=finish if isinstance(finish, str) else "",
+    )
+
+
+def _content(message: dict[str, Any]) -> str:
+    """The message's text: a string, or the text of its parts (as some servers send it)."""
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        return content or ""
+    texts = []
+    for index, item in enumerate(read.items(content, "message.content")):
+        part = read.mapping(item, f"message.content[{index}]")
+        if part.get("type") in ("text", "output_text"):
+            texts.append(read.string(part.get("text"), f"message.content[{index}].text"))
+    return "".join(texts)
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    prompt = read.mapping(
+        usage.get("prompt_tokens_details"), "usage.prompt_tokens_details", optional=True
+    )
+    output = read.mapping(
+        usage.get("completion_tokens_details"), "usage.completion_tokens_details", optional=True
+    )
+    return Usage(
+        input_tokens=read.count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+        output_tokens=read.count(usage.get("completion_tokens"), "usage.completion_tokens"),
+        cached_tokens=read.count(prompt.get("cached_tokens"), "usage.cached_tokens"),
+        reasoning_tokens=read.count(output.get("reasoning_tokens"), "usage.reasoning_tokens"),
     )
 
 

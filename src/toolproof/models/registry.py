@@ -25,6 +25,7 @@ from toolproof.spec.models import ModelEntry
 PROVIDERS = ("openai", "anthropic", "openai-compatible", "local")
 KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 DEFAULT_MODEL = "local/smollm2"
+DEFAULT_CONCURRENCY = 16
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class ModelChoice:
     def identity(self) -> str:
         """The name plus a hash of the settings that change its behaviour."""
         settings = self.entry.model_dump(
-            exclude={"headers", "api_key_env", "max_concurrency", "n_threads"}
+            exclude={"headers", "api_key_env", "max_concurrency", "timeout_s", "n_threads"}
         )
         blob = json.dumps(settings, sort_keys=True, default=str).encode()
         return f"{self.name}#{hashlib.sha256(blob).hexdigest()[:12]}"
@@ -69,7 +70,10 @@ def choose_model(
     try:
         entry = ModelEntry.model_validate(merged)
     except ValidationError as exc:
-        raise UsageError(f"model {name}: {exc.errors()[0]['msg']}") from None
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        raise UsageError(f"model {name}: {where}: {message}" if where else message) from None
     if provider == "openai-compatible" and not entry.base_url:
         raise UsageError(
             f"model {name}: an openai-compatible model needs a base URL "
@@ -105,8 +109,15 @@ def local_model_path(model: str) -> str | None:
     )
 
 
-def build_client(choice: ModelChoice, config: Config, prices: PriceTable) -> ModelClient:
-    """The client for a model: the provider adapter, retries, prompted calls, prices."""
+def build_client(
+    choice: ModelChoice, config: Config, prices: PriceTable, concurrency: int | None = None
+) -> ModelClient:
+    """The client for a model: the provider adapter, retries, prompted calls, prices.
+
+    Its limit of calls in flight starts at the model's `max_concurrency`, else at the run's
+    `concurrency` (so a run is never held below the trials it runs at once until the
+    provider rate-limits it), else at 16.
+    """
     key = api_key(choice, config)
     entry = choice.entry
     settings = ModelSettings.model_validate(
@@ -136,6 +147,7 @@ def build_client(choice: ModelChoice, config: Config, prices: PriceTable) -> Mod
                 api_key=key,
                 base_url=entry.base_url,
                 headers=entry.headers or None,
+                timeout_s=entry.timeout_s,
             )
         else:
             from toolproof.models.openai import OpenAIChatClient
@@ -146,9 +158,11 @@ def build_client(choice: ModelChoice, config: Config, prices: PriceTable) -> Mod
                 api_key=key or "none",
                 base_url=entry.base_url,
                 headers=entry.headers or None,
+                timeout_s=entry.timeout_s,
                 provider=choice.provider,
             )
-        client = RetryingClient(inner, limiter=AdaptiveLimiter(entry.max_concurrency))
+        start = entry.max_concurrency or concurrency or DEFAULT_CONCURRENCY
+        client = RetryingClient(inner, limiter=AdaptiveLimiter(start))
     if entry.prompted:
         from toolproof.models.prompted import PromptedToolCalling
 

@@ -117,6 +117,7 @@ class AdaptiveLimiter:
         self.peak_in_flight = 0
         self.epoch = 0
         self._successes = 0
+        self._waiting = 0
         self._changed: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -128,12 +129,19 @@ class AdaptiveLimiter:
         return self._changed
 
     async def __aenter__(self) -> int:
-        changed = self._condition()
-        async with changed:
-            await changed.wait_for(lambda: self.in_flight < self.limit)
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-            return self.epoch
+        # A free slot and no one waiting: taken at once (nothing else runs between the check
+        # and the count on one event loop); otherwise wait in turn.
+        if self.in_flight >= self.limit or self._waiting:
+            changed = self._condition()
+            self._waiting += 1
+            try:
+                async with changed:
+                    await changed.wait_for(lambda: self.in_flight < self.limit)
+            finally:
+                self._waiting -= 1
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        return self.epoch
 
     async def __aexit__(
         self,
@@ -141,10 +149,11 @@ class AdaptiveLimiter:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        changed = self._condition()
-        async with changed:
-            self.in_flight -= 1
-            changed.notify_all()
+        self.in_flight -= 1
+        if self._waiting:
+            changed = self._condition()
+            async with changed:
+                changed.notify_all()
 
     def record_rate_limit(self, epoch: int | None = None) -> None:
         """A call was rate limited; `epoch` is what `async with` gave that call."""

@@ -20,6 +20,13 @@ def fmt_p(p: float | None) -> str:
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
+def p_phrase(p: float | None) -> str:
+    """A p-value in a sentence: 'p = 0.0312', 'p < 0.0001', or 'p not computed'."""
+    if p is None:
+        return "p not computed"
+    return "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}"
+
+
 def variant_suffix(variant: str) -> str:
     """' [faults:production]' after a name, or nothing for the clean variant."""
     return f" [{variant}]" if variant else ""

@@ -195,7 +195,7 @@ def _regressed(result: GateResult, limit: int) -> list[str]:
     out = [f"### Regressed tasks against `{comparison.run_a}`", ""]
     if not rows:
         return [*out, "No task passed fewer matched trials than in the baseline.", ""]
-    header = ["task", "baseline", "this run", "Δ", "McNemar p", "", "first failure"]
+    header = ["task", "baseline", "this run", "Δ", "McNemar p", "per task", "first failure"]
     out += _table((["model"] if located else []) + header, rows[:limit])
     if len(rows) > limit:
         out.append(f"\n…and {len(rows) - limit} more.")

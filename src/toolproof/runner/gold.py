@@ -5,16 +5,22 @@ outside the world, and simulated tools cannot see them, so the world a task must
 the replay of its simulated gold actions alone; what the real systems must end with, its
 `check` expectations verify (the loader requires them). A task whose gold actions all call
 real systems has no expected world hash.
+
+The replay runs twice, with two different tools seeds: gold actions that leave a different
+world each time (a tool drawing ids from the seed, reading the clock, or depending on
+iteration order) could never be matched by an agent's trial, which gets a seed of its own,
+so that is a suite error naming the first paths that moved.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from toolproof.spec.models import Action
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext
-from toolproof.world import World
+from toolproof.world import Change, World, describe_changes
 
 
 @dataclass(frozen=True)
@@ -23,6 +29,8 @@ class GoldReplay:
 
     hash: str | None
     errors: list[str] = field(default_factory=list)
+    changes: tuple[Change, ...] = ()
+    """What the gold actions change in the initial world (shown when a trial's state differs)."""
     real_tools: list[str] = field(default_factory=list)
     """The tools of real systems among the gold actions (no replay when there are any)."""
 
@@ -38,12 +46,28 @@ async def replay_gold(suite: Suite, task: Task, seed: int = 0) -> GoldReplay:
     simulated = [(i, a) for i, a in enumerate(actions) if a.tool not in real]
     if real and not simulated:
         return GoldReplay(hash=None, real_tools=real)
+    world, errors = await _replay(suite, task, simulated, seed)
+    again, _ = await _replay(suite, task, simulated, seed + 1)
+    if not errors and again.hash() != world.hash():
+        moved = describe_changes(again.diff(), world.diff(), "first replay")
+        errors.append(
+            "gold actions leave a different world on each replay (a tool depends on its seed, "
+            f"the clock or iteration order), so no trial could match it: {moved}"
+        )
+    return GoldReplay(
+        hash=world.hash(), errors=errors, changes=tuple(world.diff()), real_tools=real
+    )
+
+
+async def _replay(
+    suite: Suite, task: Task, actions: list[tuple[int, Action]], seed: int
+) -> tuple[World, list[str]]:
     world = World(suite.start_state(task))
     context = ToolContext(world=world, seed=seed)
     errors = []
-    for i, action in simulated:
+    for i, action in actions:
         binding = suite.tools[action.tool]
         result = await binding.tool.call(dict(action.args), context)
         if result.is_error:
             errors.append(f"gold action {i + 1} {action.tool} failed: {result.content}")
-    return GoldReplay(hash=world.hash(), errors=errors, real_tools=real)
+    return world, errors

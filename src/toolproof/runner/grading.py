@@ -7,6 +7,7 @@ derives from its transcript is computed anywhere else.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from toolproof.graders import Evidence, Verdict, grade
@@ -15,7 +16,7 @@ from toolproof.results import Outcome
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
-from toolproof.world import World
+from toolproof.world import Change, World
 
 
 def judge(
@@ -27,6 +28,7 @@ def judge(
     expected_hash: str | None,
     ended: str,
     failure: str = "",
+    expected_changes: Sequence[Change] = (),
 ) -> tuple[Outcome, str, list[Verdict]]:
     """Grade a finished conversation: (outcome, reason, verdicts). `failure` is why the
     agent's trial ended early (max steps, context overflow), which fails it whatever the
@@ -38,6 +40,8 @@ def judge(
         expected_hash=expected_hash,
         write_tools=frozenset(name for name, b in suite.tools.items() if b.write),
         ended=ended,
+        changes=world.diff,
+        expected_changes=expected_changes,
         required_args={
             name: frozenset(b.schema.parameters.get("required", []))
             for name, b in suite.tools.items()

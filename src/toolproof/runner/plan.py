@@ -36,8 +36,11 @@ def plan(
     models: list[str] | None = None,
     variant: str = "",
 ) -> list[TrialSpec]:
-    """Trials in round-robin order (trial 0 of every model and task first), so a partial
-    run is even. The seed does not depend on the model: every model meets the same trial."""
+    """Trials in round-robin order (trial 0 of every task and model first), so a partial
+    run is even, with the models interleaved task by task: the trials in flight at any moment
+    spread over every model, so no model's limit of calls in flight holds the run back while
+    the others sit idle. The seed does not depend on the model: every model meets the same
+    trial."""
     return [
         TrialSpec(
             task_id=task.id,
@@ -47,6 +50,6 @@ def plan(
             model=model,
         )
         for index in range(trials)
-        for model in models or [""]
         for task in tasks
+        for model in models or [""]
     ]

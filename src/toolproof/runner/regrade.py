@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from toolproof.ci.audit import record_manifest
 from toolproof.results import TrialResult
-from toolproof.runner.gold import replay_gold
+from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.grading import derived, judge
 from toolproof.store.journal import Store, now
 from toolproof.suite.loaded import Suite
@@ -22,7 +22,7 @@ from toolproof.world import World
 async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
     """Re-grade every completed trial of a run; returns how many outcomes changed."""
     store.run(run_id)
-    expected: dict[str, str | None] = {}
+    expected: dict[str, GoldReplay] = {}
     updates: list[tuple[int, TrialResult]] = []
     changed = 0
     for row_id, result in store.results(run_id):
@@ -30,7 +30,7 @@ async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
         if result.outcome != "infra_error":
             task = suite.task(result.task_id)
             if task.id not in expected:
-                expected[task.id] = (await replay_gold(suite, task)).hash
+                expected[task.id] = await replay_gold(suite, task)
             world = World(suite.start_state(task))
             world.apply(result.world_diff)
             ends = [e for e in result.transcript.events if isinstance(e, EndEvent)]
@@ -42,9 +42,10 @@ async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
                 result.transcript,
                 world,
                 final_hash,
-                expected[task.id],
+                expected[task.id].hash,
                 result.ended,
                 failure,
+                expected[task.id].changes,
             )
             changed += outcome != result.outcome
             update |= {
@@ -52,7 +53,7 @@ async def regrade_run(suite: Suite, store: Store, run_id: str) -> int:
                 "reason": reason,
                 "verdicts": verdicts,
                 "final_hash": final_hash,
-                "expected_hash": expected[task.id],
+                "expected_hash": expected[task.id].hash,
                 "task_hash": task.content_hash,
             }
         updates.append((row_id, result.model_copy(update=update)))

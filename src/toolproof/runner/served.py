@@ -44,8 +44,9 @@ from toolproof.errors import AgentFailure, UsageError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
+from toolproof.runner.gold import GoldReplay
 from toolproof.runner.plan import TrialSpec, derive_seed
-from toolproof.runner.run import expected_hashes, fingerprint, task_rows
+from toolproof.runner.run import fingerprint, gold_replays, task_rows
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.source import Task
@@ -99,14 +100,14 @@ class ServedTrial:
         task: Task,
         spec: TrialSpec,
         conditions: Conditions,
-        expected_hash: str | None,
+        gold: GoldReplay,
         label: str,
         max_steps: int,
         on_result: Callable[[TrialResult], None],
     ) -> None:
         self.suite, self.task, self.spec = suite, task, spec
         self.conditions = conditions
-        self.expected_hash = expected_hash
+        self.gold = gold
         self.label = label
         self.max_steps = max_steps
         self.on_result = on_result
@@ -136,7 +137,8 @@ class ServedTrial:
                     suite=self.suite,
                     agent=self._relay,
                     agent_label=self.label,
-                    expected_hash=self.expected_hash,
+                    expected_hash=self.gold.hash,
+                    expected_changes=self.gold.changes,
                     max_steps=self.max_steps,
                     conditions=self.conditions,
                 )
@@ -535,7 +537,7 @@ async def serve(
     ).schemas
     if any(s.name == finish for s in schemas):
         raise UsageError(f"the suite has a tool named '{finish}': choose --finish-tool NAME")
-    expected = (await expected_hashes(suite, [task]))[task.id]
+    gold = (await gold_replays(suite, [task]))[task.id]
     stored: list[str] = []
 
     def record(result: TrialResult) -> None:
@@ -546,7 +548,7 @@ async def serve(
         task,
         spec,
         setup.conditions(task, spec.seed),
-        expected,
+        gold,
         label,
         defaults.max_steps,
         record,

@@ -24,7 +24,7 @@ from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext
 from toolproof.transcript import EndEvent, Transcript
 from toolproof.users.scripted import UserFactory, scripted_user
-from toolproof.world import World
+from toolproof.world import Change, World
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class Trial:
     max_steps: int = 30
     user: UserFactory = scripted_user
     conditions: Conditions | None = None
+    expected_changes: tuple[Change, ...] = ()
+    """What the gold actions change (to say where a differing final state differs)."""
 
 
 async def run_trial(trial: Trial) -> TrialResult:
@@ -96,7 +98,15 @@ async def run_trial(trial: Trial) -> TrialResult:
     final_hash = world.hash()
     if not infra:
         outcome, reason, verdicts = judge(
-            suite, task, transcript, world, final_hash, trial.expected_hash, ended, failure
+            suite,
+            task,
+            transcript,
+            world,
+            final_hash,
+            trial.expected_hash,
+            ended,
+            failure,
+            trial.expected_changes,
         )
     return TrialResult(
         task_id=spec.task_id,

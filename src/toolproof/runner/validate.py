@@ -55,7 +55,11 @@ async def check_task(suite: Suite, task: Task, limit: asyncio.Semaphore | None =
 
     async def trial(factory: AgentFactory, label: str) -> TrialResult:
         async with limit:
-            return await run_trial(Trial(spec, suite, factory, label, replay.hash, steps))
+            return await run_trial(
+                Trial(
+                    spec, suite, factory, label, replay.hash, steps, expected_changes=replay.changes
+                )
+            )
 
     agents: dict[str, AgentFactory] = {"oracle": OracleAgent, **ADVERSARIES}
     results = dict(
@@ -125,6 +129,7 @@ async def check_condition(
                 "retrying-oracle",
                 replay.hash,
                 steps,
+                expected_changes=replay.changes,
                 conditions=setup.conditions(task, seed),
             )
         )
@@ -136,6 +141,7 @@ async def check_condition(
                 "oracle",
                 replay.hash,
                 steps,
+                expected_changes=replay.changes,
                 conditions=setup.conditions(task, seed),
             )
         )

@@ -77,10 +77,15 @@ class Discovery:
         except SyntaxError as exc:
             self.source.problem(path, exc.lineno, f"cannot import: SyntaxError: {exc.msg}")
             return None
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a tool module ends no run
             frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
             line = frames[-1].lineno if frames else None
-            self.source.problem(path, line, f"cannot import: {type(exc).__name__}: {exc}")
+            what = (
+                f"it calls sys.exit({exc.code!r})"
+                if isinstance(exc, SystemExit)
+                else f"{type(exc).__name__}: {exc}"
+            )
+            self.source.problem(path, line, f"cannot import: {what}")
             return None
         finally:
             sys.path.remove(str(path.parent))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -246,13 +247,43 @@ class ModelEntry(ModelSettings):
     prompted: bool = Field(
         False, description="Describe tools in the prompt, parse calls from text."
     )
-    max_concurrency: int = Field(16, ge=1, description="Starting limit of calls in flight.")
+    max_concurrency: int | None = Field(
+        None,
+        ge=1,
+        description="Starting limit of calls in flight (default: the run's concurrency).",
+    )
+    timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds one request may take (default 120); then it is retried as a "
+        "timeout, and the trial is infra_error once the retries are spent.",
+    )
     n_threads: int | None = Field(
         None, ge=1, description="CPU threads for a local model (default: 2, at most the CPUs)."
     )
     n_ctx: int | None = Field(
         None, ge=256, description="Context window in tokens of a local model (default 8192)."
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _an_http_url(cls, value: str | None) -> str | None:
+        problem = None if value is None else url_problem(value)
+        if problem:
+            raise ValueError(f"{value!r} {problem}")
+        return value
+
+
+def url_problem(url: str) -> str | None:
+    """What keeps `url` from being a base URL a client can call, or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError as exc:
+        return f"is not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname or " " in url:
+        return "is not a URL: give http:// or https:// and a host, as in http://127.0.0.1:8000/v1"
+    return None
 
 
 PolicyRule = Literal["confirm_before_write"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,7 @@ def _data_content(source: SuiteSource, path: Path) -> Any:
         except RecursionError:
             source.problem(path, None, f"nesting deeper than {MAX_DEPTH} levels")
             return None
-        except (OSError, ValueError) as exc:
+        except (OSError, EOFError, ValueError, zlib.error) as exc:  # a damaged .gz too
             source.problem(path, None, f"cannot read: {exc}")
             return None
     if path.suffix == ".json":

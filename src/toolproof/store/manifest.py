@@ -1,8 +1,8 @@
 """The run manifests: the audit evidence recorded when a run finishes.
 
 One row per run: the manifest document (suite and task hashes, settings, versions, host,
-times, one sha256 per trial result) and two hashes, so `toolproof verify` can show later that
-the stored verdicts are the ones the run produced. docs/ci.md describes the document.
+times, one sha256 per trial) and two hashes, so `toolproof verify` can show later that the
+stored verdicts are the ones the run produced. docs/ci.md describes the document.
 """
 
 from __future__ import annotations

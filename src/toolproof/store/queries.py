@@ -13,7 +13,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from toolproof.errors import StoreError, UsageError
 from toolproof.metrics.breakdown import TaskMeta
 from toolproof.metrics.summary import InfraPolicy, RunSummary, run_summary
-from toolproof.store.journal import Store, store_url
+from toolproof.store.journal import Store, failure, store_url
 from toolproof.store.schema import run_tasks, runs, trials
 
 
@@ -62,8 +62,7 @@ def open_existing(value: str | None) -> Store:
     try:
         tables = set(inspect(engine).get_table_names())
     except DBAPIError as exc:
-        reason = (str(exc.orig).strip().splitlines() or ["failed"])[0]
-        raise StoreError(f"cannot open store {shown}: {reason}") from None
+        raise StoreError(f"cannot open store {shown}: {failure(exc)}") from None
     finally:
         engine.dispose()
     if not {"runs", "trials"} <= tables:
@@ -71,12 +70,16 @@ def open_existing(value: str | None) -> Store:
     return Store(url)
 
 
-def list_runs(store: Store) -> list[dict[str, Any]]:
-    """Every run, newest first, with its trial count (`trials`), the tags of its tasks
-    (`tags`, sorted) and the models it ran (`models`: its --model names, else its agent)."""
+def list_runs(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
+    """Every run (or the newest `limit`), newest first, with its trial count (`trials`), the
+    tags of its tasks (`tags`, sorted), the models it ran (`models`: its --model names, else
+    its agent) and the conditions it ran under (`conditions`: its variants, `clean` for the
+    one without faults, drift or load)."""
     count = select(func.count()).where(trials.c.run_id == runs.c.id).scalar_subquery()
     columns = [c for c in runs.c if c.name not in ("fingerprint", "suite_hash")]
     query = select(*columns, count.label("trials")).order_by(runs.c.created_at.desc())
+    if limit is not None:
+        query = query.limit(limit)
     tags: dict[str, set[str]] = {}
     with store.engine.connect() as conn:
         rows = [dict(r) for r in conn.execute(query).mappings()]
@@ -85,4 +88,5 @@ def list_runs(store: Store) -> list[dict[str, Any]]:
     for row in rows:
         row["tags"] = sorted(tags.get(row["id"], ()))
         row["models"] = list(row["config"].get("models") or []) or [row["agent"]]
+        row["conditions"] = [v or "clean" for v in row["config"].get("variants") or [""]]
     return rows

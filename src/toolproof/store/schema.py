@@ -1,6 +1,8 @@
 """The results store's tables (SQLite by default; any SQLAlchemy URL, PostgreSQL included).
 
-docs/store.md describes them for teams that point their own dashboards at the store.
+docs/store.md describes them for teams that point their own dashboards at the store. Schema 3
+keeps each trial's whole result compressed (`Payload`) and adds `run_leases`; stores of
+schema 1 and 2 are upgraded in place when opened (`journal.Store`).
 """
 
 from __future__ import annotations
@@ -9,19 +11,26 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Column,
+    Connection,
     Float,
     ForeignKey,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
     Text,
     UniqueConstraint,
+    inspect,
+    update,
 )
+
+from toolproof.errors import StoreError
+from toolproof.store.payload import Payload
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 meta = Table(
     "toolproof_meta",
@@ -61,7 +70,7 @@ trials = Table(
     "trials",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False, index=True),
+    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False),
     Column("variant", String(200), nullable=False),
     Column("model", String(200), nullable=False),
     Column("task_id", String(200), nullable=False),
@@ -80,6 +89,51 @@ trials = Table(
     Column("model_latency_s", JSON, nullable=False),
     Column("tool_errors", Integer, nullable=False),
     Column("conditions", JSON, nullable=False),
-    Column("result", JSON, nullable=False),
+    Column("result", Payload, nullable=False),
+    Column("sha256", String(64)),  # its record hash (rows.record_hash); none before schema 3
+    # Also the index of a run's trials: its leading column is run_id.
     UniqueConstraint("run_id", "variant", "model", "task_id", "trial", name="one_trial"),
 )
+
+run_leases = Table(
+    "run_leases",
+    metadata,
+    Column("run_id", String(40), ForeignKey("runs.id"), primary_key=True),
+    Column("owner", String(40), nullable=False),
+    Column("host", String(200), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("renewed_at", String(40), nullable=False),
+    Column("expires", Float, nullable=False),
+)
+"""Which process is running a run now: the holder renews `expires` (seconds since the epoch)
+while it goes; another process takes the run over only once the lease lapsed, or at once when
+the holder is a process of the same host that no longer exists."""
+
+UPGRADABLE = ("1", "2")
+"""Schemas upgraded in place: 2 lacks `run_leases` and `trials.sha256` and stores results as
+plain JSON, 1 also lacks `run_manifests`. Old results stay as they are (`payload.decode` reads
+both forms) and their rows without a record hash (a manifest computes it)."""
+
+
+def upgrade(conn: Connection, url: str) -> None:
+    """Bring a store of an UPGRADABLE schema to this one (inside the caller's transaction).
+    SQLite's result column takes the compressed bytes as it is; PostgreSQL's json one becomes
+    bytea holding each result's JSON text."""
+    dialect = conn.dialect.name
+    if dialect not in ("sqlite", "postgresql"):
+        raise StoreError(
+            f"store {url} has an older results schema, which toolproof upgrades in SQLite and "
+            "PostgreSQL only; use another --store (the old one stays readable by the version "
+            "that wrote it)"
+        )
+    metadata.create_all(conn)
+    if "sha256" not in {c["name"] for c in inspect(conn).get_columns("trials")}:
+        conn.exec_driver_sql("ALTER TABLE trials ADD COLUMN sha256 VARCHAR(64)")
+    if dialect == "postgresql":
+        column = next(c for c in inspect(conn).get_columns("trials") if c["name"] == "result")
+        if not isinstance(column["type"], LargeBinary):
+            conn.exec_driver_sql(
+                "ALTER TABLE trials ALTER COLUMN result TYPE bytea "
+                "USING convert_to(result::text, 'UTF8')"
+            )
+    conn.execute(update(meta).where(meta.c.key == "schema_version").values(value=SCHEMA_VERSION))

@@ -157,6 +157,7 @@ class Dashboard:
             "suite": {"name": row["suite_name"], "version": row["suite_version"]},
             "agent": row["agent"],
             "models": row["models"],
+            "conditions": row["conditions"],
             "tags": row["tags"],
             "created_at": row["created_at"],
             "finished_at": row["finished_at"],

@@ -35,10 +35,11 @@ def runs_page(data: Mapping[str, Any], store: str) -> str:
 <p class="note">{escape(count)}{trends}</p>
 <form method="get" action="/report" class="card">
 <div class="scroll"><table id="runs">
-<thead><tr><th></th><th>run</th><th>suite</th><th>tags</th><th>date (UTC)</th><th>status</th>
-<th>trials</th><th>model</th><th>pass@1</th><th>pass^k</th><th>Reliability Score</th></tr></thead>
+<thead><tr><th></th><th>run</th><th>suite</th><th>conditions</th><th>tags</th><th>date (UTC)</th>
+<th>status</th><th>trials</th><th>model</th><th>pass@1</th><th>pass^k</th>
+<th>Reliability Score</th></tr></thead>
 <tbody>
-{rows or '<tr><td colspan="11" class="empty">no run matches</td></tr>'}
+{rows or '<tr><td colspan="12" class="empty">no run matches</td></tr>'}
 </tbody></table></div>
 <p><button type="submit">Open the selected runs in one report</button></p>
 </form>"""
@@ -49,11 +50,13 @@ def _run_row(run: Mapping[str, Any]) -> str:
     """A run's rows: one per model, the run's own cells spanning them."""
     status, suite = escape(run["status"]), run["suite"]
     tags = " ".join(f'<span class="chip">{escape(tag)}</span>' for tag in run["tags"])
+    conditions = "".join(f"<div>{escape(c)}</div>" for c in run["conditions"])
     shared = [
         f'<input type="checkbox" name="run" value="{escape(run["id"])}" '
         f'aria-label="select run {escape(run["id"])}">',
         f'<a class="mono" href="{escape(run["report"])}">{escape(run["id"])}</a>',
         f"{escape(suite['name'])} <span class='muted'>{escape(suite['version'])}</span>",
+        conditions,
         tags,
         escape(_when(run["created_at"])),
         f'<span class="status {status}">{status}</span>',

@@ -36,13 +36,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Text, case, select, type_coerce
+from sqlalchemy import LargeBinary, Text, case, select, type_coerce
 
 from toolproof import __version__
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.metrics.summary import ModelSummary, RunSummary, run_summary
-from toolproof.store.journal import Store
+from toolproof.store import payload
+from toolproof.store.journal import OUTCOME_COLUMNS, Store
 from toolproof.store.queries import task_metas
 from toolproof.store.schema import trials
 
@@ -220,13 +221,13 @@ def _trial_rows(
 ) -> tuple[list[dict[str, Any]], list[int]]:
     """A run's trial rows as `Store.outcomes` gives them (same keys, same order) and their
     row ids, read in one pass: JSON columns come as text and are parsed with orjson, and the
-    whole record of each trial that did not pass goes to the packer (its grid index is
-    `first_index` plus its position: the grid keeps this order)."""
-    columns = [c for c in trials.c if c.name not in ("result", "id")]
-    names = ("id", *(c.name for c in columns))
+    whole record of each trial that did not pass goes to the packer as stored, never parsed
+    (its grid index is `first_index` plus its position: the grid keeps this order)."""
+    columns = [trials.c[name] for name in OUTCOME_COLUMNS]
+    names = ("id", *OUTCOME_COLUMNS)
     selected = [type_coerce(c, Text) if c.name in _JSON_COLUMNS else c for c in columns]
     failing_record = case(
-        (trials.c.outcome != "passed", type_coerce(trials.c.result, Text)), else_=None
+        (trials.c.outcome != "passed", type_coerce(trials.c.result, LargeBinary)), else_=None
     )
     query = (
         select(trials.c.id, *selected, failing_record)
@@ -248,8 +249,8 @@ def _trial_rows(
                     row[latency] = loads(value)
                 if isinstance(value := row[conditions], str | bytes):
                     row[conditions] = loads(value)
-                if (text := record[-1]) is not None and not packer.full:
-                    packer.add(first_index + len(rows), text)
+                if (stored := record[-1]) is not None and not packer.full:
+                    packer.add(first_index + len(rows), stored)
                 rows.append(row)
     return rows, ids
 
@@ -374,8 +375,16 @@ GZIP_LEVEL = 3
 """Fast, and close to level 6 on chunks of similar records (the window finds the repeats)."""
 
 
-def _pack(raw: bytes) -> str:
-    """gzip (the format DecompressionStream reads; header time 0, so output is stable)."""
+STORED_RATIO = 3
+"""About how much larger a trial's record is than its stored, compressed form: how stored
+bytes count toward CHUNK_RAW_BYTES before a worker opens them."""
+
+
+def _pack(stored: list[bytes]) -> str:
+    """Stored records opened and joined as a JSON list, then gzip (the format
+    DecompressionStream reads; header time 0, so output is stable). Runs in a worker: zlib
+    lets the other threads go on meanwhile."""
+    raw = b"[" + b",".join(payload.json_bytes(record) for record in stored) + b"]"
     return base64.b64encode(zlib.compress(raw, GZIP_LEVEL, wbits=31)).decode("ascii")
 
 
@@ -402,27 +411,23 @@ class _Packer:
     def __exit__(self, *_: object) -> None:
         self.finish()
 
-    def add(self, index: int, record: str | bytes | Any) -> None:
-        """Add the record (JSON text, or already parsed) of the trial at a grid index."""
+    def add(self, index: int, stored: bytes | str) -> None:
+        """Add the record of the trial at a grid index as the store holds it (compressed,
+        or JSON text in an older store); the workers open it."""
         if self.full:
             return
-        if isinstance(record, str):
-            text = record.encode("utf-8")
-        elif isinstance(record, bytes):
-            text = record
-        else:
-            text = orjson.dumps(record)
+        record = payload.stored_bytes(stored)
         self._indices.append(index)
-        self._parts.append(text)
-        self._size += len(text) + 1
+        self._parts.append(record)
+        plain = record[:1] in (b"{", b"[")
+        self._size += len(record) * (1 if plain else STORED_RATIO) + 1
         if len(self._indices) >= CHUNK_TRIALS or self._size >= CHUNK_RAW_BYTES:
             self._close_chunk()
 
     def _close_chunk(self) -> None:
         if not self._indices:
             return
-        raw = b"[" + b",".join(self._parts) + b"]"
-        self._pending.append((self._indices, self._pool.submit(_pack, raw)))
+        self._pending.append((self._indices, self._pool.submit(_pack, self._parts)))
         self._indices, self._parts, self._size = [], [], 0
         while len(self._pending) > 2 * self._workers and not self.full:
             self._settle()
@@ -457,14 +462,14 @@ def _pack_passing(store: Store, collected: _Collected, packer: _Packer) -> None:
     codes, ranks, row_ids = collected.codes, collected.ranks, collected.row_ids
     passing = [i for i, code in enumerate(codes) if code == "p"]
     passing.sort(key=lambda i: (ranks[i] >> 2, i))
-    column = type_coerce(trials.c.result, Text)
+    column = type_coerce(trials.c.result, LargeBinary)
     with store.engine.connect() as conn:
         for start in range(0, len(passing), _FETCH_BATCH):
             if packer.full:
                 return
             batch = passing[start : start + _FETCH_BATCH]
             query = select(trials.c.id, column).where(trials.c.id.in_([row_ids[i] for i in batch]))
-            texts: dict[int, Any] = {row_id: text for row_id, text in conn.execute(query)}
+            texts = {row_id: stored for row_id, stored in conn.execute(query)}
             for i in batch:
                 if row_ids[i] in texts:
                     packer.add(i, texts[row_ids[i]])

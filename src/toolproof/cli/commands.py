@@ -1,0 +1,45 @@
+"""Every command, registered on one Typer app in the order `toolproof --help` lists them.
+
+One module per group of commands (`suite`: validate, run, regrade, schema; `results`: show,
+runs, report, view, import; `ci`: gate, compare, verify; `serve`: serve-tools), options
+declared once in `options`, printing in `output`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import typer
+
+from toolproof import __version__
+from toolproof.cli.ci import compare, gate, verify
+from toolproof.cli.results import import_app, report, runs, show, view
+from toolproof.cli.serve import serve_tools
+from toolproof.cli.suite import regrade, run, schema, validate
+
+app = typer.Typer(
+    name="toolproof",
+    help="Measure how reliably a tool-using LLM agent behaves in production.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def version() -> None:
+    """Print toolproof's version."""
+    print(__version__)
+
+
+COMMANDS: list[Callable[..., None]] = [validate, run, regrade, show, runs, schema]
+MORE: list[Callable[..., None]] = [gate, compare, verify, report, view, version]
+"""The commands in the order `toolproof --help` lists them (import and serve-tools between)."""
+
+for command in COMMANDS:
+    app.command()(command)
+app.add_typer(import_app, name="import")
+app.command("serve-tools")(serve_tools)
+for command in MORE:
+    app.command()(command)
+
+__all__ = ["app"]
