@@ -122,6 +122,14 @@ def _usd(value: Any) -> str:
     return "unpriced" if value is None else f"${value:.4f}"
 
 
+def _per_pass(cost: Any, per_pass: Any) -> str:
+    """Cost per passed trial: `unpriced` only when the cost is unknown; with nothing passed
+    there is no cost per pass, whatever the cost (`–`)."""
+    if cost is None:
+        return "unpriced"
+    return "–" if per_pass is None else _usd(per_pass)
+
+
 def _seconds(value: Any) -> str:
     return "–" if value is None else f"{value:.2f}s"
 
@@ -166,7 +174,7 @@ def summary_tables(summary: RunSummary) -> list[Table]:
             _fmt(m.get(f"reliability_tax@{k}")),
             _fmt(m.get("reliability_score")) + score_parts(entry.reliability),
             _usd(m.get("cost_usd")),
-            _usd(m.get("cost_per_pass_usd")) if m.get("cost_usd") is not None else "–",
+            _per_pass(m.get("cost_usd"), m.get("cost_per_pass_usd")),
             f"{int(m.get('tokens_input') or 0)}/{int(m.get('tokens_output') or 0)}",
             _seconds(m.get("latency_p95_s")),
             _seconds(m.get("trial_latency_p95_s")),
