@@ -29,7 +29,7 @@ def test_without_a_terminal_each_finished_trial_prints_a_line() -> None:
     progress.start(total=3, done=0)
     progress.advance(finished("carrier", 0, "passed"))
     progress.advance(finished("carrier", 1, "failed", "must_say: 'Speedpost' never said"))
-    progress.advance(finished("shop-phone", 0, "infra_error", "connection refused"))
+    progress.advance(finished("shop-phone", 0, "infra_error", "connection\n  refused"))
     progress.stop()
     lines = out.getvalue().splitlines()
     assert len(lines) == 3, lines

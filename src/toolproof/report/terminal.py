@@ -81,11 +81,12 @@ class RunProgress:
 
     def line(self, result: TrialResult, elapsed: float) -> str:
         """`[0:01:23] 3/6 trials: 1 passed, 2 failed, 0 infra errors; last: TASK #1 failed:
-        REASON` (a long reason cut at 80 characters)."""
+        REASON` (the reason on one line, cut at 80 characters)."""
         minutes, seconds = divmod(int(elapsed), 60)
         outcome = result.outcome.replace("_", " ")
         if result.reason and result.outcome != "passed":
-            reason = result.reason if len(result.reason) <= 80 else result.reason[:79] + "…"
+            reason = " ".join(result.reason.split())  # one line, however the reason is written
+            reason = reason if len(reason) <= 80 else reason[:79] + "…"
             outcome += f": {reason}"
         who = f" ({result.model})" if result.model else ""
         return (
