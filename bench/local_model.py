@@ -15,9 +15,14 @@ SmolLM2-135M-Instruct (Q4_1) in process through llama-cpp-python, on `--threads`
    in what stands for the next run (the model's caches emptied), restored from the disk cache
    the first turn left.
 
-The figures of 1 and 2 are the best of `--repeat` runs (the median follows in brackets);
-those of 3 are single runs. The load average is printed first: on a machine shared with
-other work every figure moves with it, and two threads suffer most.
+4. What one model thread is for: generation as in 2 ("model alone"), run again on the model's
+   own thread and then from the main thread, which has not called llama.cpp before. Once two
+   OS threads have called it, llama.cpp's thread pools contend; the client never does this.
+
+All llama.cpp work of 1-3 runs on the engine's own thread, as in a run. The figures of 1, 2
+and 4 are the best of `--repeat` runs (the median follows in brackets); those of 3 are single
+runs. The load average is printed first: on a machine shared with other work every figure
+moves with it, and two threads suffer most.
 """
 
 from __future__ import annotations
@@ -79,8 +84,9 @@ def main() -> None:
     model = LocalLlamaClient(n_threads=args.threads, settings=settings)
     engine = model._engine
     engine.disk = None  # the figures below are of this process alone; the disk cache comes last
+    on_model = engine.thread.run  # where every llama.cpp call of a run is made
     started = time.perf_counter()
-    llama = engine.load()
+    llama = on_model(engine.load)
     print(f"model {Path(model.model_path).name}, {args.threads} threads, ", end="")
     print(f"loaded in {time.perf_counter() - started:.2f}s")
     import llama_cpp
@@ -95,7 +101,7 @@ def main() -> None:
     retail_prompt = render_prompt([policy, opening], tools)
 
     def cold() -> None:
-        llama.reset()
+        on_model(llama.reset)
         engine.snapshots.clear()
         engine.snapshot_bytes = 0
 
@@ -111,21 +117,27 @@ def main() -> None:
             cold()
             llama.eval(tokens)
 
-        print(f"   {label:30} {len(tokens):5} tokens  {rate(len(tokens), timed(repeat, evaluate))}")
+        times = on_model(lambda evaluate=evaluate: timed(repeat, evaluate))
+        print(f"   {label:30} {len(tokens):5} tokens  {rate(len(tokens), times)}")
 
     print(f"\n2. generation ({args.tokens} tokens, greedy)")
     story = render_prompt([Message(role="user", content=SHORT)], [])
     prompt = llama.tokenize(story.encode(), add_bos=True, special=True)
-    gaps: list[float] = []
-    for _ in range(repeat):
-        cold()
-        stamps = []
-        for _token in llama.generate(prompt, temp=0.0):
-            stamps.append(time.perf_counter())
-            if len(stamps) == args.tokens:
-                break
-        gaps.append(stamps[-1] - stamps[0])
-    print(f"   model alone                    {rate(args.tokens - 1, gaps)}")
+
+    def generation() -> list[float]:
+        """Seconds from the first to the last of `--tokens` greedy tokens, `--repeat` times."""
+        gaps: list[float] = []
+        for _ in range(repeat):
+            cold()
+            stamps = []
+            for _token in llama.generate(prompt, temp=0.0):
+                stamps.append(time.perf_counter())
+                if len(stamps) == args.tokens:
+                    break
+            gaps.append(stamps[-1] - stamps[0])
+        return gaps
+
+    print(f"   model alone                    {rate(args.tokens - 1, on_model(generation))}")
 
     text_model = LocalLlamaClient(
         n_threads=args.threads,
@@ -202,8 +214,8 @@ def main() -> None:
     turn(other, no_snapshots)
     show("after another conversation, none", turn(second, no_snapshots))
 
-    # 4. What the next run finds in the disk cache: turn 1 evaluated cold leaves its KV state
-    # there; a new process (here: the model's cache emptied) restores it for turn 2.
+    # Last of 3, what the next run finds in the disk cache: turn 1 evaluated cold leaves its KV
+    # state there; a new process (here: the model's cache emptied) restores it for turn 2.
     with tempfile.TemporaryDirectory() as folder:
         engine.disk = DiskCache(Path(folder))
         cold()
@@ -211,6 +223,10 @@ def main() -> None:
         cold()
         show("next run, from the disk cache", turn(second))
         engine.disk = None
+
+    print(f"\n4. generation ({args.tokens} tokens) by the thread that calls llama.cpp")
+    print(f"   the model's own thread         {rate(args.tokens - 1, on_model(generation))}")
+    print(f"   then the main thread too       {rate(args.tokens - 1, generation())}")
 
 
 if __name__ == "__main__":

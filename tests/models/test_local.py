@@ -8,15 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from toolproof.config import Config
 from toolproof.errors import UsageError
 from toolproof.models.base import ContextOverflow, Message, ModelSettings, ToolCall
-from toolproof.models.local import LocalLlamaClient, parse_calls, render_prompt, tool_grammar
+from toolproof.models.local import (
+    LocalLlamaClient,
+    parse_answer,
+    parse_calls,
+    render_prompt,
+    reply_schema,
+    tool_grammar,
+)
 from toolproof.models.pricing import Metered, PriceTable
 from toolproof.models.registry import build_client, choose_model
 from toolproof.tools.base import ToolSchema
@@ -56,6 +65,7 @@ def test_the_prompt_shows_tools_calls_and_results() -> None:
     )
     assert prompt.startswith("<|im_start|>system\nYou are a weather service.\n\n")
     assert "functions.get_weather:\nGet the current weather for a city.\n{" in prompt
+    assert "functions.reply:\nAnswer the user with a message.\n{" in prompt
     assert '<|im_start|>assistant\nfunctions.get_weather:\n{"city": "Paris"}<|im_end|>' in prompt
     assert '<|im_start|>tool\nfunctions.get_weather returned:\n{"sky": "clear"}<|im_end|>' in prompt
     assert prompt.endswith("<|im_start|>assistant\n")
@@ -69,15 +79,39 @@ def test_calls_are_parsed_from_the_answer_and_a_cut_one_keeps_its_text() -> None
     ]
 
 
-def test_the_grammar_offers_a_message_only_when_the_choice_is_auto() -> None:
-    auto = tool_grammar([WEATHER], "auto", parallel=False)
-    assert auto.startswith('root ::= tp-call | "message:"\n')
-    assert '"functions.get_weather:\\n" args0' in auto
-    assert tool_grammar([WEATHER], "required", parallel=True).startswith(
-        'root ::= tp-call ("\\n" tp-call)*\n'
+def test_a_text_answer_is_written_as_a_call_of_reply() -> None:
+    said = Message(role="assistant", content='It is "sunny".')
+    prompt = render_prompt([SYSTEM, ASK, said], [WEATHER])
+    assert '<|im_start|>assistant\nfunctions.reply:\n{"message": "It is \\"sunny\\"."}' in prompt
+    assert "To answer the user, call functions.reply with your message." in prompt
+    assert render_prompt([ASK, said], []).endswith(
+        '<|im_start|>assistant\nIt is "sunny".<|im_end|>\n<|im_start|>assistant\n'
     )
+
+
+def test_reply_is_renamed_when_a_tool_has_its_name() -> None:
+    taken = ToolSchema("reply", "Reply to a ticket.", {"type": "object", "properties": {}})
+    assert reply_schema([WEATHER]).name == "reply"
+    assert reply_schema([WEATHER, taken]).name == "reply_to_user"
+
+
+def test_an_answer_splits_into_the_text_for_the_user_and_the_calls() -> None:
+    text = 'functions.get_weather:\n{"city": "Rome"}\nfunctions.reply:\n{"message": "Checking."}'
+    said, calls = parse_answer(text, "reply")
+    assert said == "Checking."
+    assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "Rome"})]
+    cut = parse_answer('functions.reply:\n{"message": "It is \\"sun', "reply")
+    assert cut == ('It is "sun', [])
+
+
+def test_the_grammar_holds_answers_to_calls_of_the_functions_offered() -> None:
+    single = tool_grammar([WEATHER, reply_schema([WEATHER])], parallel=False)
+    assert single.startswith("root ::= tp-call\n")
+    assert '"functions.get_weather:\\n" args0' in single
+    assert '"functions.reply:\\n" args1' in single
+    assert tool_grammar([WEATHER], parallel=True).startswith('root ::= tp-call ("\\n" tp-call)*\n')
     # No raw newline inside a JSON string: it would let a fake call line into the arguments.
-    assert 'char ::= [^"\\\\\\x7F\\x00-\\x1F]' in auto
+    assert 'char ::= [^"\\\\\\x7F\\x00-\\x1F]' in single
 
 
 def test_a_missing_model_file_is_a_usage_error() -> None:
@@ -151,7 +185,8 @@ def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
 
     model = client(local_model_path)
     engine = shared_engine(model.model_path, model.n_ctx, model.n_threads)
-    with engine.lock:
+
+    def compare() -> None:
         llama = engine.load()
         order = ToolSchema(
             "get_order",
@@ -170,7 +205,8 @@ def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
         tokens = llama.tokenize(prompt.encode(), add_bos=True, special=True)
         sampling = {"temperature": 0.0, "repeat_penalty": 1.1, "seed": 7}
         for choice in ("required", "get_order"):
-            grammar = engine.grammar([WEATHER, order], choice, False)
+            offered = [t for t in (WEATHER, order) if choice in ("required", t.name)]
+            grammar = engine.grammar(offered, False)
             llama.reset()
             stock = llama.create_completion(
                 tokens, max_tokens=40, grammar=grammar, stop=["<|im_end|>"], **sampling
@@ -181,6 +217,8 @@ def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
             assert count == stock["usage"]["completion_tokens"]  # type: ignore[index]
             assert text.startswith("functions.get_")
         llama.reset()
+
+    engine.thread.run(compare)
 
 
 def test_a_long_prompt_is_restored_from_the_disk_cache(
@@ -194,10 +232,9 @@ def test_a_long_prompt_is_restored_from_the_disk_cache(
     policy = Message(role="system", content=rules)
 
     def forget() -> None:  # what a new process starts from
-        with engine.lock:
-            engine.load().reset()
-            engine.snapshots.clear()
-            engine.snapshot_bytes = 0
+        engine.thread.run(lambda: engine.load().reset())
+        engine.snapshots.clear()
+        engine.snapshot_bytes = 0
 
     kept, engine.disk = engine.disk, DiskCache(tmp_path)
     try:
@@ -284,6 +321,36 @@ def test_concurrent_calls_are_served_one_at_a_time(local_model_path: str) -> Non
     wall, latencies = asyncio.run(both())
     assert all(latency > 0 for latency in latencies)
     assert wall >= 0.95 * sum(latencies)
+
+
+def test_the_model_runs_on_one_thread_whoever_calls_it(local_model_path: str) -> None:
+    # llama.cpp called from a second OS thread runs its thread pools against the first one's.
+    from toolproof.models.local import shared_engine
+
+    model = client(local_model_path, max_tokens=4)
+    engine = shared_engine(model.model_path, model.n_ctx, model.n_threads)
+    llama = engine.thread.run(engine.load)
+    callers: set[int] = set()
+    evaluate = llama.eval
+
+    def watched(tokens: Any) -> None:
+        callers.add(threading.get_ident())
+        evaluate(tokens)
+
+    llama.eval = watched  # type: ignore[method-assign]
+    try:
+        asyncio.run(model.generate([Message(role="user", content="Say yes.")], []))
+        other = threading.Thread(
+            target=lambda: asyncio.run(
+                model.generate([Message(role="user", content="Say no.")], [WEATHER])
+            )
+        )
+        other.start()
+        other.join()
+    finally:
+        del llama.eval
+    assert len(callers) == 1
+    assert callers.isdisjoint({threading.main_thread().ident, other.ident})
 
 
 def test_llama_cpp_python_s_own_chat_format_still_works(local_model_path: str) -> None:

@@ -100,6 +100,108 @@ def test_folder_without_suite_file_is_reported(here: Path) -> None:
     assert "suite.yaml not found" in problem.message
 
 
+# ---------------------------------------------------------------- YAML that would expand
+
+
+def alias_bomb(indent: str, levels: int = 9) -> str:
+    """A billion laughs: each level an anchored list of nine aliases of the level before."""
+    lines = [f'{indent}l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for level in range(1, levels + 1):
+        aliases = ", ".join([f"*l{level - 1}"] * 9)
+        lines.append(f"{indent}l{level}: &l{level} [{aliases}]")
+    return "\n".join(lines) + "\n"
+
+
+def with_initial_state(body: str) -> str:
+    """The sound suite with `orders:` of the status task's initial state set to `body`."""
+    return edit(
+        SOUND, "  - id: status\n", f"  - id: status\n    initial_state:\n      orders:\n{body}"
+    )
+
+
+def test_an_alias_bomb_in_initial_state_is_refused_at_its_alias(here: Path) -> None:
+    bomb = alias_bomb("        ")
+    assert len(bomb) < 1024
+    text = with_initial_state(bomb)
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert problem.path == "suite.yaml"
+    assert problem.line == line_with(text, "l5: &l5")  # where the repeated nodes pass 100,000
+    assert "YAML refused: aliases repeat more than 100,000 nodes (at *l4)" in problem.message
+
+
+def test_an_alias_bomb_in_world_data_names_the_data_file(here: Path) -> None:
+    data = "A: {status: pending}\nB: {status: shipped}\nbomb:\n" + alias_bomb("  ")
+    problem = only_problem(make_suite(here, {"orders.yaml": data}))
+    assert (problem.path, problem.line) == ("orders.yaml", line_with(data, "l5: &l5"))
+    assert "aliases repeat more than" in problem.message
+
+
+def test_aliases_that_repeat_little_still_load(here: Path) -> None:
+    data = (
+        "base: &base {status: pending, items: [1, 2, 3]}\n"
+        "A: *base\n"
+        "B: {<<: *base, status: shipped}\n"
+    )
+    suite = load_suite(make_suite(here, {"orders.yaml": data}))
+    assert suite.world["orders"]["A"]["status"] == "pending"
+    assert suite.world["orders"]["B"] == {"status": "shipped", "items": [1, 2, 3]}
+
+
+def test_nesting_250_levels_deep_is_refused_where_it_passes_the_limit(here: Path) -> None:
+    deep = "[" * 250 + "1" + "]" * 250
+    text = with_initial_state(f"        C: {{status: pending, deep: {deep}}}\n")
+    problem = only_problem(make_suite(here, {"suite.yaml": text}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "deep: [[["))
+    assert problem.message == "YAML refused: nesting deeper than 100 levels"
+
+
+def test_nesting_in_block_style_is_refused_at_its_line(here: Path) -> None:
+    lines = [f"{'  ' * i}k{i}:" for i in range(120)]
+    data = (
+        "A: {status: pending}\nB: {status: shipped}\nC:\n"
+        + "\n".join("  " + line for line in lines)
+        + " 1\n"
+    )
+    problem = only_problem(make_suite(here, {"orders.yaml": data}))
+    assert problem.path == "orders.yaml"
+    assert problem.line == line_with(data, " k98:")  # the 101st level: C is the first
+    assert "nesting deeper than 100 levels" in problem.message
+
+
+def test_an_alias_that_nests_data_too_deep_is_refused(here: Path) -> None:
+    deep = "[" * 60 + "1" + "]" * 60
+    data = f"A: {{status: pending}}\nB: {{status: shipped}}\nx: &x {deep}\ny: {{z: [[*x]]}}\n"
+    data = edit(data, "y: {z: [[*x]]}", "y: " + "[" * 45 + "*x" + "]" * 45)
+    problem = only_problem(make_suite(here, {"orders.yaml": data}))
+    assert (problem.path, problem.line) == ("orders.yaml", 4)
+    assert "alias *x nests the data deeper than 100 levels" in problem.message
+
+
+def test_an_alias_inside_its_own_anchor_is_refused(here: Path) -> None:
+    data = "A: {status: pending}\nB: {status: shipped}\nloop: &loop [1, *loop]\n"
+    problem = only_problem(make_suite(here, {"orders.yaml": data}))
+    assert (problem.path, problem.line) == ("orders.yaml", 3)
+    assert "alias *loop refers to a node that contains it" in problem.message
+
+
+def test_json_world_data_nested_too_deep_is_refused(here: Path) -> None:
+    text = edit(SOUND, "data: [orders.yaml]", "data: [orders.json]")
+    data = (
+        '{"A": {"status": "pending"}, "B": {"status": "shipped"}, "x": '
+        + ("[" * 150 + "]" * 150)
+        + "}"
+    )
+    problem = only_problem(make_suite(here, {"suite.yaml": text, "orders.json": data}))
+    assert problem.path == "orders.json"
+    assert problem.message == "nesting deeper than 100 levels"
+
+
+def test_yaml_dates_load_as_the_strings_they_are_written_as(here: Path) -> None:
+    data = "A: {status: pending, placed: 2026-11-05}\nB: {status: shipped}\n"
+    suite = load_suite(make_suite(here, {"orders.yaml": data}))
+    assert suite.world["orders"]["A"]["placed"] == "2026-11-05"
+
+
 # ---------------------------------------------------------------- unknown and missing fields
 
 
@@ -802,6 +904,15 @@ CLI_CASES: dict[str, tuple[Mapping[str, str | None], str]] = {
         with_task_files(a=edit(ONE_TASK, "must_say: [shipped]", "must_say: shipped: now")),
         "tasks/a.yaml:4: YAML syntax error",
     ),
+    "alias-bomb": (
+        {"suite.yaml": with_initial_state(alias_bomb("        "))},
+        f"suite.yaml:{line_with(with_initial_state(alias_bomb('        ')), 'l5: &l5')}: YAML "
+        "refused: aliases repeat more than 100,000 nodes",
+    ),
+    "deep-nesting": (
+        {"suite.yaml": with_initial_state("        C: " + "[" * 250 + "]" * 250 + "\n")},
+        "YAML refused: nesting deeper than 100 levels",
+    ),
     "tools-import-error": (
         {"tools.py": BROKEN_TOOLS},
         f"tools.py:{line_with(BROKEN_TOOLS, 'raise RuntimeError')}: cannot import: RuntimeError",
@@ -864,3 +975,72 @@ def test_each_problem_is_one_line_in_a_narrow_terminal(tmp_path: Path) -> None:
         "nothing (give actions, state, calls, reads, forbidden_calls, must_say or "
         "must_not_say)"
     ]
+
+
+# ---------------------------------------------------------------- conditions with tasks
+
+CONDITIONS = """\
+faults:
+  profiles:
+    flaky:
+      - {kind: timeout, tools: [get_ordr], rate: 0.1}
+drift:
+  v2:
+    - {op: rename_param, tool: get_order, param: orderid, to: orderId}
+"""
+
+
+def test_fault_and_drift_problems_come_with_task_problems_in_one_pass(here: Path) -> None:
+    text = edit(SOUND, 'must_say: ["cancelled"]', 'must_sayy: ["cancelled"]') + CONDITIONS
+    problems = problems_of(make_suite(here, {"suite.yaml": text}))
+    found = {(p.line, p.message.split(":")[0]) for p in problems}
+    assert (line_with(text, "must_sayy"), "unknown field 'must_sayy' in expect") in found
+    assert (line_with(text, "get_ordr"), "fault profile 'flaky'") in found, problems
+    assert (line_with(text, "v2:"), "drift variant 'v2'") in found, problems
+
+
+def test_unsound_faults_do_not_hide_task_problems(here: Path) -> None:
+    text = edit(SOUND, "{tool: cancel_order,", "{tool: cancel_ordr,")
+    text += "faults:\n  profiles:\n    flaky:\n      - {kind: meteor, rate: 0.1}\n"
+    problems = problems_of(make_suite(here, {"suite.yaml": text}))
+    lines = {p.line for p in problems}
+    assert line_with(text, "cancel_ordr") in lines, problems
+    assert line_with(text, "meteor") in lines, problems
+
+
+# ---------------------------------------------------------------- the tools behind the spectra
+
+
+def test_a_function_named_in_the_spectra_without_tool_is_said_to_lack_it(here: Path) -> None:
+    tools = TOOLS.replace("@tool(write=True)\n", "")
+    problem = only_problem(make_suite(here, {"tools.py": tools}))
+    assert (problem.path, problem.line) == ("suite.yaml", line_with(SOUND, "cancel_order: {"))
+    where = f"tools.py:{line_with(tools, 'def cancel_order(')}"
+    assert problem.message == f"tool 'cancel_order': the function {where} lacks @tool"
+
+
+def test_a_gold_action_whose_tool_raises_names_the_tools_line(tmp_path: Path) -> None:
+    tools = TOOLS.replace(
+        '    order = world["orders"][order_id]\n', '    order = world["ordrs"][order_id]\n'
+    )
+    assert tools != TOOLS
+    make_suite(tmp_path, {"tools.py": tools})
+    result = cli("validate", ".", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    where = f"tools.py:{line_with(tools, 'ordrs')}"
+    assert f"gold action 2 cancel_order failed: {{'error': \"KeyError: 'ordrs' (at {where})" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_tool_parameter_of_a_type_json_cannot_carry_is_located(here: Path) -> None:
+    tools = TOOLS.replace(
+        'order_id: str) -> dict:\n    """Look', 'order_id: set) -> dict:\n    """Look'
+    )
+    assert tools != TOOLS
+    problems = problems_of(make_suite(here, {"tools.py": tools}))
+    first = problems[0]
+    assert first.path == "tools.py"
+    assert first.line == line_with(tools, "order_id: set)") - 1  # its @tool line
+    assert "parameter 'order_id' has the type set" in first.message

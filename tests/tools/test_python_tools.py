@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import decimal
+import enum
+import inspect
 from typing import Any, Literal
 
 import jsonschema
@@ -98,6 +102,12 @@ def _call(t: Any, arguments: dict[str, Any], world: World | None = None) -> Tool
     context = ToolContext(world=world if world is not None else World(BASE), seed=7)
     result: ToolResult = asyncio.run(t.__toolproof_tool__.call(arguments, context))
     return result
+
+
+def last_line(func: Any) -> int:
+    """The line of a function's last statement in this file."""
+    lines, first = inspect.getsourcelines(func)
+    return first + len(lines) - 1
 
 
 def _keys(value: Any) -> set[str]:
@@ -403,14 +413,18 @@ def test_tool_error_kind_defaults_to_tool_error() -> None:
     assert result.content == {"error": "only pending orders can be cancelled"}
 
 
-def test_other_exceptions_become_errors_naming_the_exception_type() -> None:
+def test_other_exceptions_become_errors_naming_the_exception_type_and_its_line() -> None:
     result = _call(divide, {"a": 1, "b": 0})
     assert result.is_error
     assert result.error_kind == "exception"
-    assert result.content["error"].startswith("ZeroDivisionError: ")
+    line = last_line(divide)
+    assert result.content == {
+        "error": f"ZeroDivisionError: division by zero (at test_python_tools.py:{line})"
+    }
     missing = _call(get_order, {"order_id": "W9"})
     assert missing.error_kind == "exception"
-    assert missing.content == {"error": "KeyError: 'W9'"}
+    line = last_line(get_order)
+    assert missing.content == {"error": f"KeyError: 'W9' (at test_python_tools.py:{line})"}
 
 
 def test_results_are_plain_data_detached_from_the_world() -> None:
@@ -447,3 +461,94 @@ def test_result_errors_wrap_the_message() -> None:
     assert ToolResult.error("kind", "text") == ToolResult(
         content={"error": "text"}, is_error=True, error_kind="kind"
     )
+
+
+# ---------------------------------------------------------------- types a JSON argument carries
+
+
+class Shelf(enum.Enum):
+    FRONT = "front"
+    BACK = "back"
+
+
+@tool
+def schedule(
+    day: datetime.date,
+    at: datetime.datetime,
+    amount: decimal.Decimal,
+    shelf: Shelf,
+    speed: Literal["slow", "fast"],
+) -> dict[str, Any]:
+    """Schedule a delivery.
+
+    Args:
+        day: The day.
+        at: When exactly.
+        amount: The amount to charge.
+        shelf: Where it goes.
+        speed: How fast.
+    """
+    return {
+        "weekday": day.isoweekday(),
+        "hour": at.hour,
+        "doubled": amount * 2,
+        "shelf": shelf,
+        "speed": speed,
+        "on": day,
+    }
+
+
+SCHEDULED = {
+    "day": "2026-03-02",
+    "at": "2026-03-02T14:30:00",
+    "amount": "19.95",
+    "shelf": "back",
+    "speed": "fast",
+}
+
+
+def test_dates_decimals_enums_and_literals_arrive_as_their_json_strings() -> None:
+    assert schedule.__toolproof_tool__.check_arguments(SCHEDULED) == []
+    result = _call(schedule, SCHEDULED)
+    assert not result.is_error, result.content
+    assert result.content == {
+        "weekday": 1,
+        "hour": 14,
+        "doubled": "39.90",
+        "shelf": "back",
+        "speed": "fast",
+        "on": "2026-03-02",
+    }
+
+
+def test_a_date_that_is_not_one_is_an_argument_error() -> None:
+    problems = schedule.__toolproof_tool__.check_arguments({**SCHEDULED, "day": "next monday"})
+    assert len(problems) == 1 and problems[0].startswith("day: "), problems
+    result = _call(schedule, {**SCHEDULED, "shelf": "attic"})
+    assert result.error_kind == "invalid_arguments"
+    assert "shelf" in result.content["error"]
+
+
+def test_the_schema_writes_a_date_as_a_formatted_string() -> None:
+    properties = schedule.__toolproof_tool__.schema.parameters["properties"]
+    assert properties["day"]["type"] == "string" and properties["day"]["format"] == "date"
+    parameters = schedule.__toolproof_tool__.schema.parameters
+    assert parameters["$defs"]["Shelf"]["enum"] == ["front", "back"]
+    assert properties["speed"]["enum"] == ["slow", "fast"]
+
+
+class Coordinates:
+    """A class that no JSON value turns into."""
+
+
+def test_a_hint_no_json_argument_can_carry_is_refused_where_the_tool_is_defined() -> None:
+    def locate(where: Coordinates) -> str:
+        return str(where)
+
+    def count(seen: dict[int, str]) -> int:
+        return len(seen)
+
+    with pytest.raises(TypeError, match="parameter 'where' has the type Coordinates"):
+        tool(locate)
+    with pytest.raises(TypeError, match=r"dict keys of int \(JSON keys are strings\)"):
+        tool(count)

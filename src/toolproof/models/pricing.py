@@ -57,6 +57,8 @@ class PriceTable:
     def price(self, model: str) -> Price | None:
         if model in self.prices:
             return self.prices[model]
+        if model.startswith("local/"):  # any model run in process costs nothing per token
+            return self.prices["local/smollm2"]
         matches = [
             name
             for name in self.prices

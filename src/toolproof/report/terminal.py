@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -25,10 +26,20 @@ if TYPE_CHECKING:
 
 
 class RunProgress:
-    """A live bar: trials done of total, passed, failed, infra errors, ETA."""
+    """Progress while a run goes. On a terminal, a live bar: trials done of total, passed,
+    failed, infra errors, ETA. Elsewhere (a CI log, a pipe) a bar is drawn only when it
+    stops, so a line is printed instead for each finished trial, at most one per `every`
+    seconds (and always for the last), saying what finished and the counts so far."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, every: float = 2.0) -> None:
+        self.console = console
+        self.every = every
         self.counts = {"passed": 0, "failed": 0, "infra_error": 0}
+        self.total = 0
+        self.done = 0
+        self.started = time.monotonic()
+        self.printed = -every
+        self.live = console.is_terminal
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -45,21 +56,49 @@ class RunProgress:
         self.task_id = self.progress.add_task("trials", total=0, passed=0, failed=0, infra=0)
 
     def start(self, total: int, done: int) -> None:
-        self.progress.update(self.task_id, total=total, completed=done)
-        self.progress.start()
+        self.total, self.done = total, done
+        self.started = time.monotonic()
+        if self.live:
+            self.progress.update(self.task_id, total=total, completed=done)
+            self.progress.start()
 
     def advance(self, result: TrialResult) -> None:
         self.counts[result.outcome] += 1
-        self.progress.update(
-            self.task_id,
-            advance=1,
-            passed=self.counts["passed"],
-            failed=self.counts["failed"],
-            infra=self.counts["infra_error"],
+        self.done += 1
+        if self.live:
+            self.progress.update(
+                self.task_id,
+                advance=1,
+                passed=self.counts["passed"],
+                failed=self.counts["failed"],
+                infra=self.counts["infra_error"],
+            )
+            return
+        now = time.monotonic()
+        if now - self.printed >= self.every or self.done >= self.total:
+            self.printed = now
+            self.console.print(self.line(result, now - self.started), markup=False, highlight=False)
+
+    def line(self, result: TrialResult, elapsed: float) -> str:
+        """`[0:01:23] 3/6 trials: 1 passed, 2 failed, 0 infra errors; last: TASK #1 failed:
+        REASON` (the reason on one line, cut at 80 characters)."""
+        minutes, seconds = divmod(int(elapsed), 60)
+        outcome = result.outcome.replace("_", " ")
+        if result.reason and result.outcome != "passed":
+            reason = " ".join(result.reason.split())  # one line, however the reason is written
+            reason = reason if len(reason) <= 80 else reason[:79] + "…"
+            outcome += f": {reason}"
+        who = f" ({result.model})" if result.model else ""
+        return (
+            f"[{minutes // 60}:{minutes % 60:02d}:{seconds:02d}] {self.done}/{self.total} "
+            f"trials: {self.counts['passed']} passed, {self.counts['failed']} failed, "
+            f"{self.counts['infra_error']} infra errors; last: {result.task_id} "
+            f"#{result.trial}{who} {outcome}"
         )
 
     def stop(self) -> None:
-        self.progress.stop()
+        if self.live:
+            self.progress.stop()
 
 
 def _fmt(value: Any) -> str:
@@ -82,6 +121,14 @@ def _with_ci(value: Any, interval: Any) -> str:
 
 def _usd(value: Any) -> str:
     return "unpriced" if value is None else f"${value:.4f}"
+
+
+def _per_pass(cost: Any, per_pass: Any) -> str:
+    """Cost per passed trial: `unpriced` only when the cost is unknown; with nothing passed
+    there is no cost per pass, whatever the cost (`–`)."""
+    if cost is None:
+        return "unpriced"
+    return "–" if per_pass is None else _usd(per_pass)
 
 
 def _seconds(value: Any) -> str:
@@ -132,7 +179,7 @@ def summary_tables(summary: RunSummary) -> list[Table]:
             _fmt(m.get(f"reliability_tax@{k}")),
             _fmt(m.get("reliability_score")) + score_parts(entry.reliability),
             _usd(m.get("cost_usd")),
-            _usd(m.get("cost_per_pass_usd")) if m.get("cost_usd") is not None else "–",
+            _per_pass(m.get("cost_usd"), m.get("cost_per_pass_usd")),
             f"{int(m.get('tokens_input') or 0)}/{int(m.get('tokens_output') or 0)}",
             _seconds(m.get("latency_p95_s")),
             _seconds(m.get("trial_latency_p95_s")),

@@ -82,14 +82,25 @@ class RunReport:
 
 
 def settings(suite: Suite, request: RunRequest) -> RunConfig:
-    """The run's effective settings, checked: a k above the trial count is a usage error."""
+    """The run's effective settings, checked. A k asked for above the trial count is a usage
+    error; a k of the suite's defaults above the trial count is left out, with a note on
+    stderr, so that a quick run with fewer trials needs no --k of its own."""
     defaults = suite.file.defaults
     trials = request.trials or defaults.trials
     ks = sorted(set(request.k or defaults.k))
     too_big = [k for k in ks if k > trials]
-    if too_big:
+    if too_big and request.k:
         raise UsageError(
             f"k={too_big[0]} needs at least {too_big[0]} trials per task, but --trials is {trials}"
+        )
+    if too_big:
+        import sys
+
+        ks = [k for k in ks if k <= trials] or [1]
+        print(
+            f"note: {trials} trials per task are too few for the suite's default k="
+            f"{', '.join(map(str, too_big))}; reporting k={', '.join(map(str, ks))}",
+            file=sys.stderr,
         )
     if request.max_cost is not None and request.max_cost <= 0:
         raise UsageError("--max-cost must be a positive amount of USD")

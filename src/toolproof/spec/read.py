@@ -23,7 +23,7 @@ from toolproof.spec.source import (
     validate,
     validation_problems,
 )
-from toolproof.spec.yamlload import LineDict, LineList, line_of, load_yaml
+from toolproof.spec.yamlload import MAX_DEPTH, LineDict, LineList, line_of, load_yaml, too_deep
 
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".json.gz")
 
@@ -48,7 +48,7 @@ def read_suite(path: str | Path) -> SuiteSource:
     if not isinstance(raw, LineDict):
         raise SuiteError.at(where, 1, "suite.yaml must be a mapping of fields")
     entries = raw.get("tasks")
-    source.file = validate(SuiteFile, _without_tasks(raw), where, source.problems)
+    source.file = _suite_file(source, _without_tasks(raw))
     if "tasks" in raw and not isinstance(entries, list):
         source.suite_problem(["tasks"], "tasks must be a list")
     if source.file is not None:
@@ -56,6 +56,36 @@ def read_suite(path: str | Path) -> SuiteSource:
         source.data = _world_data(source, source.file)
     source.tasks = _tasks(source, entries if isinstance(entries, list) else [])
     return source
+
+
+# Sections that no other part of a suite is checked against but the score: when only such
+# sections (or unknown ones) do not validate, the rest of the suite is still loaded and
+# checked, so its problems come in the same pass. Unsound faults or drift take the score
+# (which names them) along, so that it is not reported against what was left out.
+DETACHABLE = frozenset(
+    {"description", "version", "defaults", "models", "prices", "gate", "load", "policy_rules"}
+    | {"faults", "drift", "score"}
+)
+
+
+def _suite_file(source: SuiteSource, raw: LineDict) -> SuiteFile | None:
+    """suite.yaml as a SuiteFile. When only detachable sections are unsound, their problems
+    are reported and the file is read without them (so `source.problems` is not empty and
+    the suite never runs); otherwise None."""
+    try:
+        return SuiteFile.model_validate(raw)
+    except ValidationError as exc:
+        source.problems.extend(validation_problems(exc, raw, source.where))
+        errors = [(error["loc"], error["type"]) for error in exc.errors()]
+    unknown = {str(loc[0]) for loc, kind in errors if len(loc) == 1 and kind == "extra_forbidden"}
+    broken = {str(loc[0]) if loc else "" for loc, _ in errors} - unknown
+    if not broken <= DETACHABLE:
+        return None
+    dropped = broken | unknown | ({"score"} if broken & {"faults", "drift"} else set())
+    rest = LineDict({key: value for key, value in raw.items() if key not in dropped})
+    rest.line, rest.key_lines = raw.line, raw.key_lines
+    partial: SuiteFile | None = validate(SuiteFile, rest, source.where, [])
+    return partial
 
 
 def _without_tasks(raw: LineDict) -> LineDict:
@@ -100,15 +130,31 @@ def _world_data(source: SuiteSource, file: SuiteFile) -> dict[str, Any]:
 
 
 def _data_file(source: SuiteSource, path: Path) -> Any:
+    """A world data file's content (a mapping or a list, as JSON or YAML), or None with its
+    problem reported. JSON nested deeper than `MAX_DEPTH` levels is refused, as YAML is."""
+    content = _data_content(source, path)
+    if too_deep(content):
+        source.problem(path, None, f"nesting deeper than {MAX_DEPTH} levels")
+        return None
+    return content
+
+
+def _data_content(source: SuiteSource, path: Path) -> Any:
     if path.name.endswith(".json.gz"):
         try:
             return json.loads(gzip.decompress(source.read(path)))
+        except RecursionError:
+            source.problem(path, None, f"nesting deeper than {MAX_DEPTH} levels")
+            return None
         except (OSError, EOFError, ValueError, zlib.error) as exc:  # a damaged .gz too
             source.problem(path, None, f"cannot read: {exc}")
             return None
     if path.suffix == ".json":
         try:
             return json.loads(source.read(path))
+        except RecursionError:
+            source.problem(path, None, f"nesting deeper than {MAX_DEPTH} levels")
+            return None
         except json.JSONDecodeError as exc:
             source.problem(path, exc.lineno, f"JSON syntax error: {exc.msg}")
             return None

@@ -158,11 +158,13 @@ def _check_checks(
 
 
 def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
-    """Fault profiles, drift variants, load, score and policy rules must name what the
-    suite has."""
+    """Fault profiles, drift variants, load, score and policy rules must name what the suite
+    has. They are checked against the spectra as declared, so a tool that failed to load
+    (reported already) is not reported again here."""
     check_policy_rules(source, file, tools)
+    declared = set(file.tools)
     faults = file.faults
-    if faults.refresh_tool and faults.refresh_tool not in tools:
+    if faults.refresh_tool and faults.refresh_tool not in declared:
         source.suite_problem(
             ["faults", "refresh_tool"],
             f"refresh_tool '{faults.refresh_tool}' is not in the spectra",
@@ -170,7 +172,7 @@ def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, Tool
     for name, rules in faults.profiles.items():
         for i, rule in enumerate(rules):
             for tool in rule.tools or []:
-                if tool not in tools:
+                if tool not in declared:
                     source.suite_problem(
                         ["faults", "profiles", name, i, "tools"],
                         f"fault profile '{name}': unknown tool '{tool}'",
@@ -180,15 +182,10 @@ def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, Tool
                     ["faults", "profiles", name, i],
                     f"fault profile '{name}': token_expired needs faults.refresh_tool",
                 )
-    schemas = {name: b.schema for name, b in tools.items()}
-    for name, transforms in file.drift.items():
-        try:
-            DriftLayer(list(transforms), schemas)
-        except DriftError as exc:
-            source.suite_problem(["drift", name], f"drift variant '{name}': {exc}")
+    _check_drift(source, file, tools)
     if file.load:
         for tool in file.load.capacity:
-            if tool != "*" and tool not in tools:
+            if tool != "*" and tool not in declared:
                 source.suite_problem(
                     ["load", "capacity", tool], f"load capacity for unknown tool '{tool}'"
                 )
@@ -244,3 +241,28 @@ def check_policy_rules(source: SuiteSource, file: SuiteFile, tools: dict[str, To
                         [*at, "reasons", j],
                         f"{rule.rule}: reason {reason!r} has no letters or digits to look for",
                     )
+
+
+def _check_drift(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
+    """Each drift variant applies to the tools' schemas; a variant that names a tool of the
+    spectra that did not load cannot be checked, and is left to the next load."""
+    unloaded = set(file.tools) - set(tools)
+    schemas = {name: b.schema for name, b in tools.items()}
+    for name, transforms in file.drift.items():
+        if unloaded & _strings([t.model_dump(mode="json") for t in transforms]):
+            continue
+        try:
+            DriftLayer(list(transforms), schemas)
+        except DriftError as exc:
+            source.suite_problem(["drift", name], f"drift variant '{name}': {exc}")
+
+
+def _strings(data: Any) -> set[str]:
+    """Every string in JSON-like data."""
+    if isinstance(data, str):
+        return {data}
+    found: set[str] = set()
+    values = data.values() if isinstance(data, dict) else data if isinstance(data, list) else []
+    for value in values:
+        found |= _strings(value)
+    return found

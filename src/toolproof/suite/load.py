@@ -9,6 +9,7 @@ line.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from pathlib import Path
 
@@ -17,9 +18,9 @@ from jsonschema.exceptions import SchemaError
 
 from toolproof.errors import Problem, SuiteError
 from toolproof.runtime import discover
-from toolproof.spec.models import SuiteFile
+from toolproof.spec.models import Backend, PythonBackend, SuiteFile
 from toolproof.spec.read import read_suite
-from toolproof.spec.source import SuiteSource
+from toolproof.spec.source import SuiteSource, shown
 from toolproof.suite.checks import check_conditions, check_task
 from toolproof.suite.loaded import Suite, ToolBinding
 from toolproof.tools.base import Tool, ToolSchema
@@ -43,8 +44,7 @@ def load_suite(path: str | Path) -> Suite:
         task_ids: dict[str, str] = {}
         for task in source.tasks:
             check_task(source, task, tools, world, task_ids)
-        if not source.problems:
-            check_conditions(source, file, tools)
+        check_conditions(source, file, tools)
         if source.problems:
             raise SuiteError(located(source))
     except BaseException:
@@ -77,6 +77,32 @@ def content_hash(source: SuiteSource) -> str:
     return digest.hexdigest()
 
 
+def undecorated(source: SuiteSource, backend: Backend, name: str) -> str | None:
+    """Where a Python backend's module defines `name` as a plain function (no `@tool`), as
+    `file.py:LINE`; None when it does not."""
+    if not isinstance(backend, PythonBackend):
+        return None
+    path = source.root / backend.module
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None  # reported where the module is imported
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            if any(_names_tool(d) for d in node.decorator_list):
+                return None
+            return f"{shown(path)}:{node.lineno}"
+    return None
+
+
+def _names_tool(decorator: ast.expr) -> bool:
+    """`@tool`, `@toolproof.tool`, `@tool(...)`."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(target, ast.Name) and target.id == "tool") or (
+        isinstance(target, ast.Attribute) and target.attr == "tool"
+    )
+
+
 def bind_tools(
     source: SuiteSource, file: SuiteFile, backends: dict[str, dict[str, Tool]]
 ) -> dict[str, ToolBinding]:
@@ -104,7 +130,12 @@ def bind_tools(
             continue
         tool = backends[backend].get(name)
         if tool is None:
-            if backends[backend]:
+            plain = undecorated(source, file.backends[backend], name)
+            if plain:
+                source.suite_problem(
+                    ["tools", name], f"tool '{name}': the function {plain} lacks @tool"
+                )
+            elif backends[backend]:
                 known = ", ".join(sorted(backends[backend]))
                 source.suite_problem(
                     ["tools", name],

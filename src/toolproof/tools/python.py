@@ -3,16 +3,42 @@
 The schema the model sees comes from the type hints and the docstring: the text before
 `Args:` is the description, and each `name: text` line under `Args:` describes a parameter.
 A parameter named `world` receives the trial's World; one named `context` its ToolContext.
+
+Arguments arrive as JSON, so a parameter's type is one a JSON value can carry: str, int,
+float, bool, None, Any, `datetime.date`, `datetime.datetime`, `datetime.time`,
+`decimal.Decimal`, `uuid.UUID` (each written as a string), an Enum or a Literal of JSON
+values, a pydantic model, and lists, tuples, dicts with string keys, unions and Optional of
+these. Any other hint is refused where the tool is defined. A tool's return value is turned
+into JSON the same way (a date becomes its ISO string).
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import enum
 import inspect
+import json
 import re
-from collections.abc import Callable
-from typing import Any, TypeVar, get_type_hints, overload
+import traceback
+import types
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+)
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from toolproof.tools.base import Tool, ToolContext, ToolError, ToolResult, ToolSchema
 from toolproof.world import thaw
@@ -21,6 +47,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 INJECTED = ("world", "context")
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?):\s*$")
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+JSON_SCALARS: tuple[Any, ...] = (str, int, float, bool, type(None), Any)
+STRING_SCALARS: tuple[type, ...] = (
+    datetime.date,
+    datetime.datetime,
+    datetime.time,
+    decimal.Decimal,
+    uuid.UUID,
+)
+CONTAINERS: tuple[Any, ...] = (list, tuple, dict, Sequence, Mapping)
+COMBINATIONS: tuple[Any, ...] = (Union, types.UnionType, Annotated)
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -65,6 +101,42 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+def unsupported_hint(hint: Any) -> str | None:
+    """The part of a type hint that a JSON argument cannot carry, or None when all can."""
+    origin = get_origin(hint)
+    if origin is None:
+        if hint in JSON_SCALARS or hint in STRING_SCALARS or hint in CONTAINERS:
+            return None
+        if isinstance(hint, type) and issubclass(hint, (enum.Enum, BaseModel)):
+            return None
+        return getattr(hint, "__name__", None) or repr(hint)
+    if origin is Literal:
+        json_like = (str, int, float, bool, type(None), enum.Enum)
+        bad = [v for v in get_args(hint) if not isinstance(v, json_like)]
+        return f"Literal[{bad[0]!r}]" if bad else None
+    if origin not in CONTAINERS + COMBINATIONS:
+        return repr(hint)
+    args = get_args(hint)
+    if origin in (dict, Mapping) and args and args[0] is not str:
+        return f"dict keys of {getattr(args[0], '__name__', args[0])} (JSON keys are strings)"
+    if origin is Annotated:
+        args = args[:1]
+    found = (unsupported_hint(a) for a in args if a is not Ellipsis)
+    return next((part for part in found if part is not None), None)
+
+
+def raised_at(exc: BaseException, func: Callable[..., Any]) -> str:
+    """Where a tool raised: the deepest line in its own file's folder (a helper module of
+    the suite counts), else the tool's own frame, as `file.py:LINE`."""
+    folder = Path(func.__code__.co_filename).parent
+    frames = traceback.extract_tb(exc.__traceback__)
+    inside = [
+        f for f in frames if Path(f.filename).parent == folder or folder in Path(f.filename).parents
+    ]
+    frame = inside[-1] if inside else frames[-1]
+    return f"{Path(frame.filename).name}:{frame.lineno}"
+
+
 class PythonTool(Tool):
     """A tool backed by a Python function."""
 
@@ -85,6 +157,14 @@ class PythonTool(Tool):
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise TypeError(f"tool {func.__name__}: *args and **kwargs are not supported")
             annotation = hints.get(pname, Any)
+            bad = unsupported_hint(annotation)
+            if bad is not None:
+                raise TypeError(
+                    f"tool {func.__name__}: parameter '{pname}' has the type {bad}, which a "
+                    "JSON argument cannot carry; use str, int, float, bool, date, datetime, "
+                    "time, Decimal, UUID, an Enum, a Literal, a pydantic model, or lists and "
+                    "dicts of them"
+                )
             default = ... if param.default is param.empty else param.default
             fields[pname] = (annotation, Field(default, description=doc_params.get(pname)))
         self.arguments_model: type[BaseModel] = create_model(
@@ -113,16 +193,29 @@ class PythonTool(Tool):
             for key, value in arguments.items()
         }
 
+    def _parsed(self, arguments: dict[str, Any]) -> BaseModel:
+        """The arguments checked as the JSON they are: strictly, but a date, a Decimal or an
+        enum member may come as the string (or number) JSON writes it as."""
+        try:
+            text = json.dumps(self._integral(arguments))
+        except (TypeError, ValueError) as exc:
+            raise _NotJson(f"arguments: not JSON data ({exc})") from None
+        return self.arguments_model.model_validate_json(text)
+
     def check_arguments(self, arguments: dict[str, Any]) -> list[str]:
         try:
-            self.arguments_model.model_validate(self._integral(arguments))
+            self._parsed(arguments)
+        except _NotJson as exc:
+            return [str(exc)]
         except ValidationError as exc:
             return [_describe(error) for error in exc.errors()]
         return []
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         try:
-            parsed = self.arguments_model.model_validate(self._integral(arguments))
+            parsed = self._parsed(arguments)
+        except _NotJson as exc:
+            return ToolResult.error("invalid_arguments", str(exc))
         except ValidationError as exc:
             problems = "; ".join(_describe(error) for error in exc.errors())
             return ToolResult.error("invalid_arguments", problems)
@@ -136,8 +229,25 @@ class PythonTool(Tool):
         except ToolError as exc:
             return ToolResult.error(exc.kind, str(exc))
         except Exception as exc:
-            return ToolResult.error("exception", f"{type(exc).__name__}: {exc}")
-        return ToolResult(content=thaw(value))
+            where = raised_at(exc, self.func)
+            return ToolResult.error("exception", f"{type(exc).__name__}: {exc} (at {where})")
+        try:
+            return ToolResult(content=to_jsonable_python(thaw(value)))
+        except PydanticSerializationError:
+            return ToolResult.error(
+                "exception",
+                f"{self.name} returned {type(value).__name__} data that is not JSON "
+                f"(tool defined at {_defined_at(self.func)})",
+            )
+
+
+class _NotJson(ValueError):
+    """Arguments that JSON cannot write (only a caller in Python can pass them)."""
+
+
+def _defined_at(func: Callable[..., Any]) -> str:
+    code = func.__code__
+    return f"{Path(code.co_filename).name}:{code.co_firstlineno}"
 
 
 def _describe(error: Any) -> str:

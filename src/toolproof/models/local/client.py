@@ -32,8 +32,9 @@ from toolproof.models.local.prompt import (
     json_object,
     new_call_id,
     openai_message,
-    parse_calls,
+    parse_answer,
     render_prompt,
+    reply_schema,
 )
 from toolproof.models.local.sampling import LAZY_SAMPLING, Sampling, sampling_parameters
 from toolproof.tools.base import ToolSchema
@@ -94,8 +95,9 @@ class LocalLlamaClient(ModelClient):
     context window in tokens; longer prompts raise ContextOverflow. `seed`: the sampling seed
     of every call when neither the settings nor the call give one. `chat_format`: "toolproof"
     (see the package docstring) or a llama-cpp-python chat format. `concurrency`: calls of
-    this client handed to worker threads at once; the model serves one at a time whatever it
-    is. `cache_bytes`: memory for KV snapshots of interleaved conversations (0 turns them off).
+    this client queued for the model at once; the model serves one at a time, on its own
+    thread. `cache_bytes`: memory for KV snapshots of interleaved conversations (0 turns them
+    off).
     """
 
     def __init__(
@@ -139,7 +141,9 @@ class LocalLlamaClient(ModelClient):
         if gate is None:
             gate = self._gates[loop] = asyncio.Semaphore(self.concurrency)
         async with gate:
-            turn = await asyncio.to_thread(self._generate, messages, tools, seed)
+            turn = await asyncio.wrap_future(
+                self._engine.thread.submit(lambda: self._generate(messages, tools, seed))
+            )
         return ModelResponse(
             message=Message(role="assistant", content=turn.content, tool_calls=turn.calls),
             usage=Usage(
@@ -155,31 +159,31 @@ class LocalLlamaClient(ModelClient):
     def _generate(
         self, messages: list[Message], tools: list[ToolSchema], seed: int | None
     ) -> _Turn:
+        """One turn, on the engine's thread (the only one that touches the model)."""
         engine = self._engine
-        with engine.lock:
-            try:
-                engine.load()
-            except ValueError as exc:
-                raise UsageError(f"{self.name}: cannot load {self.model_path}: {exc}") from None
-            started = time.perf_counter()
-            sampling = self._sampling(seed)
-            try:
-                if self.chat_format == TOOLPROOF_FORMAT:
-                    turn = self._toolproof_turn(engine, messages, tools, sampling)
-                else:
-                    turn = self._chat_format_turn(engine, messages, tools, sampling)
-            except ContextOverflow:
-                raise
-            except ValueError as exc:
-                if "exceed context window" in str(exc):
-                    raise ContextOverflow(f"{self.name}: {exc}") from None
-                raise InfraError(f"{self.name}: {exc}") from exc
-            except TypeError as exc:  # a parameter in settings.extra it does not take
-                raise UsageError(f"{self.name}: {exc}") from None
-            except (RuntimeError, OSError) as exc:
-                raise InfraError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
-            turn.latency = time.perf_counter() - started
-            return turn
+        try:
+            engine.load()
+        except ValueError as exc:
+            raise UsageError(f"{self.name}: cannot load {self.model_path}: {exc}") from None
+        started = time.perf_counter()
+        sampling = self._sampling(seed)
+        try:
+            if self.chat_format == TOOLPROOF_FORMAT:
+                turn = self._toolproof_turn(engine, messages, tools, sampling)
+            else:
+                turn = self._chat_format_turn(engine, messages, tools, sampling)
+        except ContextOverflow:
+            raise
+        except ValueError as exc:
+            if "exceed context window" in str(exc):
+                raise ContextOverflow(f"{self.name}: {exc}") from None
+            raise InfraError(f"{self.name}: {exc}") from exc
+        except TypeError as exc:  # a parameter in settings.extra it does not take
+            raise UsageError(f"{self.name}: {exc}") from None
+        except (RuntimeError, OSError) as exc:
+            raise InfraError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+        turn.latency = time.perf_counter() - started
+        return turn
 
     def _sampling(self, seed: int | None) -> Sampling:
         """The turn's sampling parameters. Its seed: the settings', else the call's, else the
@@ -204,32 +208,18 @@ class LocalLlamaClient(ModelClient):
         persist = len(tokens) - cached >= _PERSIST_TOKENS
         s = self.settings
         budget = s.max_tokens or DEFAULT_MAX_TOKENS
-        choice = s.tool_choice or "auto"
-        output = 0
-        text = ""
-        finish = "stop"
-        if tools and choice != "none":
-            grammar = engine.grammar(tools, choice, s.parallel_tool_calls is True)
-            first = self._complete(llama, tokens, budget, sampling, grammar=grammar)
-            text, output, finish = first
-            if not text.startswith("message:"):
-                calls = parse_calls(text, new_call_id)
-                finish = "tool_calls" if finish == "stop" and calls else finish
-                engine.remember(self.cache_bytes, persist)
-                return _Turn("", calls, len(tokens), cached, output, finish, 0.0)
-            budget -= output
-        if tools:
-            follow = prompt + "message:\n"
-            tokens2 = llama.tokenize(follow.encode("utf-8"), add_bos=True, special=True)
-        else:
-            tokens2 = tokens
-        if budget > 0:
-            text, more, finish = self._complete(llama, tokens2, budget, sampling)
-            output += more
-        else:
-            text, finish = "", "length"
+        if not tools:
+            text, output, finish = self._complete(llama, tokens, budget, sampling)
+            engine.remember(self.cache_bytes, persist)
+            return _Turn(text.strip(), [], len(tokens), cached, output, finish, 0.0)
+        reply = reply_schema(tools)
+        offered = _offered(tools, reply, s.tool_choice or "auto")
+        grammar = engine.grammar(offered, s.parallel_tool_calls is True)
+        text, output, finish = self._complete(llama, tokens, budget, sampling, grammar=grammar)
         engine.remember(self.cache_bytes, persist)
-        return _Turn(text.strip(), [], len(tokens), cached, output, finish, 0.0)
+        said, calls = parse_answer(text, reply.name, new_call_id)
+        finish = "tool_calls" if finish == "stop" and calls else finish
+        return _Turn(said.strip(), calls, len(tokens), cached, output, finish, 0.0)
 
     def _complete(
         self,
@@ -318,9 +308,19 @@ class LocalLlamaClient(ModelClient):
         )
 
 
-# --- Generation held to a grammar, checked lazily ----------------------------------------------
-
-# The sampling parameters `_complete_lazily` applies as llama-cpp-python's create_completion
+def _offered(tools: list[ToolSchema], reply: ToolSchema, choice: str) -> list[ToolSchema]:
+    """The functions a turn may call for a tool_choice: the tools and `reply` (auto), the
+    tools alone (required), `reply` alone (none), or the one tool named."""
+    if choice == "auto":
+        return [*tools, reply]
+    if choice == "required":
+        return list(tools)
+    if choice == "none":
+        return [reply]
+    named = [t for t in tools if t.name == choice]
+    if not named:
+        raise UsageError(f"tool_choice {choice!r}: no such tool (auto, required, none or a name)")
+    return named
 
 
 def _usable_cpus() -> int:

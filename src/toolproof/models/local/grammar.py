@@ -1,9 +1,10 @@
 """The grammar that holds an answer to the `toolproof` format, and generation under it.
 
-`tool_grammar` writes the GBNF: `message:` or calls, each call's arguments held to its tool's
-JSON Schema. `complete_lazily` generates under it the way llama.cpp's own sampler does, asking
-the grammar about each sampled token and applying it to the whole vocabulary only when it
-refuses one: the same distribution, ~1.4x faster than llama-cpp-python's full mask.
+`tool_grammar` writes the GBNF: calls of the functions offered (the reply function among
+them), each call's arguments held to its function's JSON Schema. `complete_lazily` generates
+under it the way llama.cpp's own sampler does, asking the grammar about each sampled token and
+applying it to the whole vocabulary only when it refuses one: the same distribution, ~1.4x
+faster than llama-cpp-python's full mask.
 """
 
 from __future__ import annotations
@@ -24,11 +25,9 @@ if TYPE_CHECKING:
 _JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 
 
-def tool_grammar(tools: list[ToolSchema], choice: str, parallel: bool) -> str:
-    """GBNF for an answer: `message:` or calls, each call's arguments held to its schema.
-
-    `choice` is "auto", "required" or a tool's name; `parallel` allows several calls.
-    """
+def tool_grammar(tools: list[ToolSchema], parallel: bool) -> str:
+    """GBNF for an answer: a call of one of `tools`, its arguments held to its schema;
+    `parallel` allows several calls, one after the other."""
     from llama_cpp.llama_grammar import SchemaConverter
 
     converter = SchemaConverter(  # type: ignore[no-untyped-call]
@@ -36,8 +35,6 @@ def tool_grammar(tools: list[ToolSchema], choice: str, parallel: bool) -> str:
     )
     alternatives: list[str] = []
     for index, tool in enumerate(tools):
-        if choice not in ("auto", "required") and tool.name != choice:
-            continue
         name = f"args{index}"
         try:
             schema = converter.resolve_refs(dict(tool.parameters), name)
@@ -46,8 +43,7 @@ def tool_grammar(tools: list[ToolSchema], choice: str, parallel: bool) -> str:
             rule = converter.visit({"type": "object"}, name)  # type: ignore[no-untyped-call]
         head = json.dumps(f"functions.{tool.name}:\n")
         alternatives.append(f"{head} {rule}")
-    calls = 'tp-call ("\\n" tp-call)*' if parallel else "tp-call"
-    root = f'{calls} | "message:"' if choice == "auto" else calls
+    root = 'tp-call ("\\n" tp-call)*' if parallel else "tp-call"
     rules = cast(str, converter.format_grammar())  # type: ignore[no-untyped-call]
     # JSON strings hold no raw control characters; the converter's rule lets a newline (and
     # with it a fake `functions.` line) into a string.

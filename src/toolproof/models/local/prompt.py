@@ -1,8 +1,13 @@
 """The `toolproof` chat format: ChatML prompts that list the tools, and the calls in an answer.
 
-The model answers either `message:` and its text, or one or more `functions.<name>:` lines,
-each followed by the call's arguments as JSON (llama-cpp-python's `chatml-function-calling`
-format, with tool descriptions and tool results added).
+The model answers with one or more `functions.<name>:` lines, each followed by the call's
+arguments as JSON (llama-cpp-python's `chatml-function-calling` format, with tool
+descriptions and tool results added). Answering the user is a call too: the prompt lists a
+function `reply` (`reply_schema`) whose `message` is the text for the user. A small model
+copies the shape of what it has seen, and after a tool result the shape it has just seen is a
+call: offered a `message:` line beside calls, SmolLM2-135M chose it about once in a thousand
+tries, and so called the same lookup again and again; offered `reply` among the functions,
+it chooses to reply after a result most of the time, and rarely before one.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 from toolproof.models.base import Message, ToolCall
 from toolproof.tools.base import ToolSchema
 
+REPLY = "reply"
 _TOOLS_INTRO = "You have access to the following functions:\n"
 _TOOLS_HOWTO = (
     "\nTo call one or more functions, begin your answer with 'functions.<function_name>:' "
@@ -24,35 +30,56 @@ _TOOLS_HOWTO = (
     '{ "arg1": "value1", "arg2": "value2" }\n'
     "functions.<function_name>:\n"
     '{ "arg1": "value1", "arg2": "value2" }\n\n'
-    "To answer the user with a message instead, begin your answer with 'message:':\n\n"
-    "message:\n<message>"
+    "To answer the user, call functions.{reply} with your message."
 )
 _CALL_HEAD = re.compile(r"^functions\.([^\s:]+):[ \t]*\n?", re.MULTILINE)
+
+
+def reply_schema(tools: list[ToolSchema]) -> ToolSchema:
+    """The function that answers the user, named `reply` unless a tool already is."""
+    taken = {t.name for t in tools}
+    name = REPLY
+    while name in taken:
+        name = f"{name}_to_user"
+    return ToolSchema(
+        name,
+        "Answer the user with a message.",
+        {
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "The text for the user."}},
+            "required": ["message"],
+        },
+    )
 
 
 def render_prompt(messages: list[Message], tools: list[ToolSchema]) -> str:
     """The ChatML prompt for a conversation, ending with the assistant's turn opening.
 
-    With tools, the system message lists them (name, description, JSON Schema) and explains
-    the `message:` / `functions.<name>:` answer format; past assistant turns are written in
-    that format, and tool results are `tool` turns naming the function they answer.
+    With tools, the system message lists them and the reply function (name, description,
+    JSON Schema) and explains the `functions.<name>:` answer format; past assistant turns are
+    written in that format (a text answer as a call of the reply function), and tool results
+    are `tool` turns naming the function they answer.
     """
     system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    reply = reply_schema(tools)
     if tools:
         listing = "".join(
             f"\nfunctions.{t.name}:\n"
             + (f"{t.description.strip()}\n" if t.description.strip() else "")
             + json.dumps(t.parameters, ensure_ascii=False)
             + "\n"
-            for t in tools
+            for t in [*tools, reply]
         )
-        system = (system + "\n\n" if system else "") + _TOOLS_INTRO + listing + _TOOLS_HOWTO
+        howto = _TOOLS_HOWTO.replace("{reply}", reply.name)
+        system = (system + "\n\n" if system else "") + _TOOLS_INTRO + listing + howto
     parts = [_turn("system", system)] if system else []
     for message in messages:
         if message.role == "user":
             parts.append(_turn("user", message.content))
         elif message.role == "assistant":
-            parts.append(_turn("assistant", _assistant_text(message, bool(tools))))
+            parts.append(
+                _turn("assistant", _assistant_text(message, reply.name if tools else None))
+            )
         elif message.role == "tool":
             verb = "failed" if message.is_error else "returned"
             head = f"functions.{message.name} {verb}:\n" if message.name else ""
@@ -65,10 +92,15 @@ def _turn(role: str, content: str) -> str:
     return f"<|im_start|>{role}\n{content}<|im_end|>\n"
 
 
-def _assistant_text(message: Message, with_tools: bool) -> str:
+def _assistant_text(message: Message, reply: str | None) -> str:
+    """An assistant turn as the model writes it: with tools, its text as a call of `reply`."""
     lines: list[str] = []
     if message.content:
-        lines.append(f"message:\n{message.content}" if with_tools else message.content)
+        if reply is None:
+            lines.append(message.content)
+        else:
+            text = json.dumps({"message": message.content}, ensure_ascii=False)
+            lines.append(f"functions.{reply}:\n{text}")
     for call in message.tool_calls:
         lines.append(f"functions.{call.name}:\n{call_arguments_text(call)}")
     return "\n".join(lines)
@@ -101,6 +133,35 @@ def parse_calls(text: str, make_id: Callable[[], str] | None = None) -> list[Too
             )
         )
     return calls
+
+
+def parse_answer(
+    text: str, reply: str, make_id: Callable[[], str] | None = None
+) -> tuple[str, list[ToolCall]]:
+    """(the text for the user, the tool calls) of an answer: the calls of `reply` give the
+    text (a message cut short by max_tokens keeps what was written), the others are calls."""
+    said: list[str] = []
+    calls: list[ToolCall] = []
+    for call in parse_calls(text, make_id):
+        if call.name != reply:
+            calls.append(call)
+        elif call.arguments is not None:
+            said.append(str(call.arguments.get("message", "")))
+        else:
+            said.append(_cut_message(call.raw_arguments or ""))
+    return "\n".join(part for part in said if part), calls
+
+
+_MESSAGE_START = re.compile(r'^\{\s*"message"\s*:\s*"')
+
+
+def _cut_message(raw: str) -> str:
+    """The text of a `{"message": "...` cut short, its JSON escapes read."""
+    body = _MESSAGE_START.sub("", raw)
+    try:
+        return str(json.loads(f'"{body}"'))
+    except ValueError:
+        return body
 
 
 def json_object(raw: str) -> dict[str, Any] | None:
