@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUITE ?= examples/quickstart
 # The demo's trials per task: enough that pass^k can fall below pass@1.
-DEMO_TRIALS ?= 3
+DEMO_TRIALS ?= 4
 # The retail share that `make demo-retail` runs: on two CPU cores a turn of the embedded LLM
 # over the retail prompt takes seconds.
 RETAIL_TASKS ?= status-latest-order-by-email,tracking-number-by-phone,payment-amount-and-card

@@ -1,4 +1,5 @@
-"""The help desk's two lookups: an order by its id, a shop by its city."""
+"""The help desk's three lookups: an order by its id, today's closing time, the month's
+discount code."""
 
 from __future__ import annotations
 
@@ -22,13 +23,16 @@ def get_order(world: World, order_id: str) -> dict[str, Any]:
 
 
 @tool
-def get_shop(world: World, city: str) -> dict[str, Any]:
-    """Look up the shop in a city: its street address, phone number and manager.
+def get_closing_time(world: World) -> str:
+    """When the shop closes today.
 
-    Args:
-        city: The city.
+    The answer is a sentence: a 135M-parameter model repeats a sentence to the customer far
+    more often than it picks a value out of a JSON object.
     """
-    shop = world["shops"].get(city.strip().title())
-    if shop is None:
-        raise ToolError(f"no shop in {city}", kind="not_found")
-    return {"city": city, **shop}
+    return f"The shop closes at {world['desk']['today']['closes']} today."
+
+
+@tool
+def get_discount_code(world: World) -> str:
+    """This month's discount code."""
+    return f"This month's discount code is {world['desk']['today']['discount_code']}."

@@ -80,3 +80,18 @@ def test_nothing_stretching_adds_reads_as_a_yes_or_a_no() -> None:
             if turn not in USER.turns:
                 assert not is_affirmative(turn.say), turn.say
                 assert not turn.say.lower().startswith(("no", "yes", "ok"))
+
+
+def test_added_small_talk_gives_way_to_the_answer_the_agent_asked_for() -> None:
+    user = UserSpec.model_validate(
+        {
+            "opening": "Where is my order W1?",
+            "replies": [{"when": {"contains": ["email"]}, "say": "It's a@b.com."}],
+        }
+    )
+    stretched = stretch(user, 8, random.Random(3))
+    assert stretched.added and min(stretched.added) == 0  # small talk is due first
+    scripted = ScriptedUser(stretched.user, stretched.added)
+    assert asyncio.run(scripted.respond("What is the email on your account?")) == "It's a@b.com."
+    # without the agent's question, the small talk is said as planned
+    assert asyncio.run(scripted.respond("Let me check.")) == stretched.user.turns[0].say

@@ -47,7 +47,8 @@ class OracleAgent(Agent):
     When the suite requires confirmation before writes, it performs the actions up to the
     first write, asks for confirmation, and goes on once the user says yes. When the suite
     identifies users on what they give, it asks for their account's details before an
-    identifying action whose values the user has not said (once).
+    identifying action whose values the user has not said (up to three times: a user who
+    misspeaks, or answers vaguely, is asked again).
     """
 
     def __init__(self, context: TrialContext) -> None:
@@ -62,13 +63,20 @@ class OracleAgent(Agent):
             for tool in rule.identify
         }
         self.asked = False
-        self.asked_identity = False
+        self.asked_identity = 0
+        self.identified = False
         self.done = False
 
     def _unidentified(self, tool: str, args: dict[str, Any]) -> bool:
-        """An identifying action on values the user has not said yet."""
+        """An identifying action on values the user has not said yet, before the user was
+        identified on what they said (after that, an id a lookup found is fine)."""
+        if self.identified or tool not in self.identify:
+            return False
         heard = " ".join(m.content for m in self.context.transcript.messages("user"))
-        return tool in self.identify and not given_by_user(args, heard)
+        if given_by_user(args, heard):
+            self.identified = True
+            return False
+        return True
 
     async def reply(self, message: str, tools: Gateway) -> str:
         if self.done:
@@ -77,8 +85,8 @@ class OracleAgent(Agent):
             return "To be sure: shall I go ahead with that? (yes/no)"
         while self.pending:
             action = self.pending[0]
-            if not self.asked_identity and self._unidentified(action.tool, dict(action.args)):
-                self.asked_identity = True
+            if self.asked_identity < 3 and self._unidentified(action.tool, dict(action.args)):
+                self.asked_identity += 1
                 return "What is the email address, phone number or customer id on your account?"
             if self.confirm and not self.asked and tools.is_write(action.tool):
                 self.asked = True

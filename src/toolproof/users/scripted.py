@@ -34,19 +34,27 @@ class User(ABC):
 class ScriptedUser(User):
     """Plays a task's `user` section."""
 
-    def __init__(self, spec: UserSpec) -> None:
+    def __init__(self, spec: UserSpec, give_way: frozenset[int] = frozenset()) -> None:
         self.spec = spec
         self.next_turn = 0
         self.used = [0] * len(spec.replies)
+        self.give_way = give_way
+        """Turns (by index) that wait while a reply is due: the small talk a stretched
+        conversation adds never stands in for the answer to the agent's question."""
 
     def opening(self) -> str:
         return self.spec.opening
 
     async def respond(self, agent_reply: str) -> str | None:
         turns = self.spec.turns
+        if self.next_turn in self.give_way and (reply := self._reply(agent_reply)) is not None:
+            return reply
         if self.next_turn < len(turns) and holds(turns[self.next_turn].when, agent_reply):
             self.next_turn += 1
             return turns[self.next_turn - 1].say
+        return self._reply(agent_reply)
+
+    def _reply(self, agent_reply: str) -> str | None:
         for i, reply in enumerate(self.spec.replies):
             if self.used[i] < reply.times and holds(reply.when, agent_reply):
                 self.used[i] += 1

@@ -41,6 +41,9 @@ class Stretched:
     target: int
     planned: int
     """The user messages the script plans: the opening, its turns, and one reply if any."""
+    added: frozenset[int] = frozenset()
+    """The positions of the added turns among the user's turns (they give way to a reply
+    that is due, `ScriptedUser(give_way=...)`)."""
 
     @property
     def too_long(self) -> bool:
@@ -67,10 +70,12 @@ def stretch(user: UserSpec, target: int, rng: random.Random) -> Stretched:
         "clarifications and restatements of your request, without changing what you want."
     )
     persona = " ".join(filter(None, [user.persona, manner]))
+    ids = {id(extra) for extra in added}
     return Stretched(
         user=user.model_copy(update={"turns": turns, "persona": persona}),
         target=target,
         planned=base + len(added),
+        added=frozenset(i for i, turn in enumerate(turns) if id(turn) in ids),
     )
 
 

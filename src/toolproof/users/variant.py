@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from toolproof.seeds import stream_rng
 from toolproof.transcript import NoteEvent
 from toolproof.users.personas import Persona, perform
-from toolproof.users.scripted import User, UserFactory
+from toolproof.users.scripted import ScriptedUser, User, UserFactory, scripted_user
 from toolproof.users.stretch import stretch
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def variant_user(base: UserFactory, persona: Persona | None, turns: int | None) 
 
     def make(task: Task, transcript: Transcript, seed: int) -> User:
         rng = stream_rng(seed, "user")
-        user, confusing = task.spec.user, None
+        user, confusing, give_way = task.spec.user, None, frozenset[int]()
         if persona is not None:
             performance = perform(persona, task, rng)
             user, confusing = performance.user, performance.confusing
@@ -66,7 +66,7 @@ def variant_user(base: UserFactory, persona: Persona | None, turns: int | None) 
             )
         if turns is not None:
             stretched = stretch(user, turns, rng)
-            user = stretched.user
+            user, give_way = stretched.user, stretched.added
             transcript.add(
                 NoteEvent(
                     t=transcript.now(),
@@ -75,6 +75,11 @@ def variant_user(base: UserFactory, persona: Persona | None, turns: int | None) 
                 )
             )
         played = replace(task, spec=task.spec.model_copy(update={"user": user}))
-        return MarkingUser(base(played, transcript, seed), confusing, transcript)
+        inner = (
+            ScriptedUser(user, give_way)
+            if base is scripted_user and give_way
+            else base(played, transcript, seed)
+        )
+        return MarkingUser(inner, confusing, transcript)
 
     return make
