@@ -350,3 +350,15 @@ def test_commands_that_read_results_never_create_a_store(tmp_path: Path, args: l
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"no results store at {missing}" in result.stdout + result.stderr
     assert not missing.exists()
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["gate"], ["import"]])
+def test_help_at_80_columns_shows_every_option_name_whole(
+    tmp_path: Path, command: list[str]
+) -> None:
+    result = toolproof(*command, "--help", cwd=tmp_path, columns=80)
+    assert result.returncode == 0, result.stderr
+    assert "…" not in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    if command == ["run"]:
+        assert "--parallel-tool-calls / --no-parallel-tool-calls" in result.stdout

@@ -26,6 +26,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: Rich's option tables squeeze the help text into a narrow last column and cut
+    # option names (`--parallel-tool-…`) at 80 columns; click's own layout wraps them whole.
+    rich_markup_mode=None,
 )
 
 

@@ -24,7 +24,9 @@ from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
 from toolproof.store.journal import Store
 from toolproof.store.queries import list_runs, open_existing, stored_summary
 
-import_app = typer.Typer(help="Import another harness's results as a run.", no_args_is_help=True)
+import_app = typer.Typer(
+    help="Import another harness's results as a run.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 def show(
