@@ -49,3 +49,12 @@ def test_without_a_terminal_lines_are_spaced_but_the_last_trial_always_prints() 
         progress.advance(finished("carrier", trial, "passed"))
     lines = out.getvalue().splitlines()
     assert [line.split("] ")[1].split(" trials")[0] for line in lines] == ["2/4", "4/4"]
+
+
+def test_a_resumed_run_counts_the_trials_done_before_so_progress_agrees_with_the_summary() -> None:
+    out = io.StringIO()
+    progress = RunProgress(Console(file=out, force_terminal=False, width=200), every=0.0)
+    progress.start(total=4, done=3, counts={"passed": 2, "failed": 1})
+    progress.advance(finished("carrier", 3, "passed"))
+    progress.stop()
+    assert "4/4 trials: 3 passed, 1 failed, 0 infra errors" in out.getvalue()

@@ -63,6 +63,10 @@ def test_resume_after_sigkill_runs_each_trial_once(mini_dir: Path, tmp_path: Pat
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming" in resumed.stdout
     assert f"{len(before)} of 60 trials done" in resumed.stdout
+    # the last progress line counts the trials done before the kill too, as the summary does
+    with sqlite3.connect(db) as conn:
+        passed = conn.execute("SELECT count(*) FROM trials WHERE outcome = 'passed'").fetchone()[0]
+    assert f"60/60 trials: {passed} passed" in resumed.stdout
 
     after = Counter(trial_keys(db))
     assert len(after) == 60

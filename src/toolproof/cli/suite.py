@@ -276,7 +276,7 @@ def run(
     def started(start: RunStart) -> None:
         verb = "resuming" if start.resumed else "run"
         console.print(f"{verb} [bold]{start.run_id}[/]: {start.done} of {start.total} trials done")
-        progress.start(start.total, start.done)
+        progress.start(start.total, start.done, start.counts)
         if export is not None:
             export.run_id = start.run_id
 

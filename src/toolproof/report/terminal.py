@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -55,11 +56,22 @@ class RunProgress:
         )
         self.task_id = self.progress.add_task("trials", total=0, passed=0, failed=0, infra=0)
 
-    def start(self, total: int, done: int) -> None:
+    def start(self, total: int, done: int, counts: Mapping[str, int] | None = None) -> None:
+        """`counts`: the outcomes of the `done` trials (a resumed run), so the bar's passed,
+        failed and infra counts agree with the summary printed at the end."""
         self.total, self.done = total, done
+        for outcome, count in (counts or {}).items():
+            self.counts[outcome] = self.counts.get(outcome, 0) + count
         self.started = time.monotonic()
         if self.live:
-            self.progress.update(self.task_id, total=total, completed=done)
+            self.progress.update(
+                self.task_id,
+                total=total,
+                completed=done,
+                passed=self.counts["passed"],
+                failed=self.counts["failed"],
+                infra=self.counts["infra_error"],
+            )
             self.progress.start()
 
     def advance(self, result: TrialResult) -> None:

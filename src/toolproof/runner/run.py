@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
@@ -71,6 +72,8 @@ class RunStart:
     total: int
     done: int
     resumed: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    """The outcomes of the trials already done (a resumed run's progress starts from them)."""
 
 
 @dataclass
@@ -354,9 +357,14 @@ async def drive(
         ]
         done = store.done(run_id)
         todo: list[TrialSpec] = [s for s in specs if s.key not in done]
+        before = Counter(row["outcome"] for row in store.outcomes(run_id)) if done else {}
         on_start(
             RunStart(
-                run_id=run_id, total=len(specs), done=len(specs) - len(todo), resumed=lease.resumed
+                run_id=run_id,
+                total=len(specs),
+                done=len(specs) - len(todo),
+                resumed=lease.resumed,
+                counts=dict(before),
             )
         )
 
