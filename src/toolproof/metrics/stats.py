@@ -10,6 +10,7 @@ import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
+from functools import lru_cache
 
 RESAMPLES = 2000
 """Bootstrap resamples per interval."""
@@ -20,15 +21,22 @@ Statistic = Callable[[Sequence[float]], float | None]
 """A metric as a function of column sums over (resampled) tasks; None where undefined."""
 
 
-def resample_indices(n: int, *, resamples: int = RESAMPLES, seed: int = 0) -> Iterator[list[int]]:
+def resample_indices(
+    n: int, *, resamples: int = RESAMPLES, seed: int = 0
+) -> Iterator[Sequence[int]]:
     """The bootstrap's draws: `resamples` lists of n task positions drawn with replacement.
 
     The same (n, seed) always gives the same draws, and the i-th draw picks the same positions
-    as `random.Random(seed).choices(values, k=n)` would pick values."""
+    as `random.Random(seed).choices(values, k=n)` would pick values. A summary bootstraps many
+    metrics over the same tasks with the same seed, so the draws are made once and kept."""
+    return iter(_draws(n, resamples, seed))
+
+
+@lru_cache(maxsize=16)
+def _draws(n: int, resamples: int, seed: int) -> tuple[tuple[int, ...], ...]:
     rng = random.Random(seed)
     population = range(n)
-    for _ in range(resamples):
-        yield rng.choices(population, k=n)
+    return tuple(tuple(rng.choices(population, k=n)) for _ in range(resamples))
 
 
 def percentile_interval(values: Sequence[float], confidence: float) -> tuple[float, float]:
