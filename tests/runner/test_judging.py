@@ -8,54 +8,17 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import Raw, Seen, completion, model_server
-from support import MINI_FILES, edit, write_files
+from judges import JUDGE, RUBRIC, Judge, scripted, suite_with_rubric, verdict
+from servers import Seen, completion, model_server
 
 from toolproof.store import Store
 
 CLI = str(Path(sys.executable).parent / "toolproof")
-RUBRIC = """      must_say: [shipped]
-      rubric:
-        polite: Is polite to the user
-        names_status: {does: Tells the user that the order has shipped, required: true}
-"""
-JUDGE = "openai-compatible/judge"
-Judge = Callable[[str, int], tuple[int, dict[str, Any]] | Raw]
-"""(criterion, how many times it was asked before) -> the server's answer."""
-
-
-def verdict(passed: bool, why: str = "as the transcript shows") -> tuple[int, dict[str, Any]]:
-    text = json.dumps({"verdict": "pass" if passed else "fail", "explanation": why})
-    return 200, completion(text, prompt_tokens=100, completion_tokens=10)
-
-
-def suite_with_rubric(root: Path, url: str, rubric: str = RUBRIC) -> Path:
-    files = dict(MINI_FILES)
-    text = edit(files["suite.yaml"], "      must_say: [shipped]\n", rubric)
-    files["suite.yaml"] = text + (
-        f"models:\n  {JUDGE}: {{base_url: '{url}'}}\n"
-        f"prices:\n  {JUDGE}: {{input: 1.0, output: 2.0}}\n"
-    )
-    return write_files(root, files)
-
-
-def scripted(judge: Judge) -> Callable[[dict[str, Any]], tuple[int, dict[str, Any]] | Raw]:
-    asked: dict[str, int] = {}
-
-    def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]] | Raw:
-        found = re.search(r"The criterion \((\w+)\)", body["messages"][-1]["content"])
-        assert found, "every judge prompt names its criterion"
-        name = found.group(1)
-        asked[name] = asked.get(name, 0) + 1
-        return judge(name, asked[name] - 1)
-
-    return answer
 
 
 def toolproof(*args: str) -> subprocess.CompletedProcess[str]:

@@ -19,8 +19,10 @@ from typing import Any
 
 import anyio
 import pytest
+from judges import JUDGE, scripted, suite_with_rubric, verdict
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from servers import model_server
 from support import MINI_FILES, MINI_SUITE, write_files
 
 from toolproof.cli.serve import serve_tools
@@ -315,3 +317,62 @@ def test_bad_serve_options_are_usage_errors_before_serving(
     with pytest.raises(UsageError, match="--transport 'pigeon'"):
         serve_tools(suite_dir, "status", transport="pigeon")
     assert store.runs() == []
+
+
+# ---------------------------------------------------------------- a task with a rubric
+
+
+async def answer_status(client: Client) -> dict[str, Any]:
+    await client.call_tool("get_order", {"order_id": "B"})
+    done = await client.call_tool("finish", {"answer": "Order B has shipped."})
+    return {"done": json.loads(text(done))}
+
+
+def test_a_served_rubric_task_is_graded_by_the_judge_model_like_a_local_trial(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "served.db"
+
+    def judge(name: str, n: int) -> tuple[int, dict[str, Any]]:
+        return verdict(name == "polite", "the agent never said the order shipped")
+
+    with model_server(scripted(judge)) as (url, seen):
+        suite = suite_with_rubric(tmp_path / "suite", url)
+        args = ["--task", "status", "--judge-model", JUDGE]
+        found, log = serve_stdio(suite, db, args, answer_status)
+    assert found["done"] == {"done": True}
+    assert len(seen.bodies) == 2  # one call per criterion
+    assert "Order B has shipped." in seen.bodies[0]["messages"][-1]["content"]
+    [result] = stored(db)
+    assert result.outcome == "failed"
+    assert result.reason == (
+        "rubric: criterion 'names_status' failed: the agent never said the order shipped"
+    )
+    assert result.judge is not None and result.judge.model == JUDGE
+    assert [(c.name, c.passed) for c in result.judge.criteria] == [
+        ("polite", True),
+        ("names_status", False),
+    ]
+    assert "trial status #0: failed: rubric: criterion 'names_status' failed" in log
+    [run] = Store(str(db)).runs()
+    assert Store(str(db)).run(run["id"]).config.judge_model == JUDGE
+
+
+def test_a_served_rubric_task_without_a_judge_model_is_refused_before_serving(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "served.db"
+    suite = suite_with_rubric(tmp_path / "suite", "http://127.0.0.1:9/v1")
+    done = subprocess.run(
+        [CLI, "serve-tools", str(suite), "--task", "status", "--store", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "task(s) status have a rubric, which a judge model grades: give --judge-model" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr and "serving task" not in done.stderr
+    assert not db.exists() or Store(str(db)).runs() == []

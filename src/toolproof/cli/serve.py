@@ -9,7 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from toolproof.cli.options import DriftOpt, FaultsOpt, SeedOpt, StoreOpt, SuiteArg
+from toolproof.cli.options import (
+    DriftOpt,
+    FaultsOpt,
+    JudgeModelOpt,
+    SeedOpt,
+    StoreOpt,
+    SuiteArg,
+)
 from toolproof.errors import UsageError
 from toolproof.runner.served import serve
 from toolproof.store.journal import Store
@@ -38,6 +45,7 @@ def serve_tools(
     finish_tool: Annotated[
         str, typer.Option(help="Name of the tool the agent answers the user with.")
     ] = "finish",
+    judge_model: JudgeModelOpt = None,
     store: StoreOpt = None,
     fresh: Annotated[bool, typer.Option(help="Put the trial in a new run.")] = False,
 ) -> None:
@@ -61,6 +69,7 @@ def serve_tools(
             port=port,
             label=agent,
             finish=finish_tool,
+            judge_model=judge_model,
             store=Store(store),
             fresh=fresh,
             say=say,

@@ -12,8 +12,10 @@ is printed at start). The agent answers the user with the tool `finish` ({"answe
 if the task's scripted user replies (a confirmation, say), the reply comes back
 ({"done": false, "user": TEXT}) and the conversation goes on; when the user has nothing more
 to say the result is {"done": true} and the trial is graded like any trial and written to the
-store. A client that disconnects first (stdio: closes the stream; HTTP: ends its session, or
-the server is stopped) leaves the user's last message unanswered: the trial is graded then,
+store; a task with a rubric is graded by the judge model (--judge-model, else the suite's
+`judge:`) as in `toolproof run`, and without one it is refused before anything is served.
+A client that disconnects first (stdio: closes the stream; HTTP: ends its session, or the
+server is stopped) leaves the user's last message unanswered: the trial is graded then,
 and fails with reason `disconnected`. A server that no client used stores nothing.
 
 Trials go into one run per (suite content, variant, seed, trials per task, agent label): run
@@ -45,6 +47,7 @@ from toolproof.gateway import Conditions, Gateway
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.runner.gold import GoldReplay
+from toolproof.runner.judging import JudgeModel, judge_name, resolve_judge
 from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.run import fingerprint, gold_replays, task_rows
 from toolproof.runner.trial import Trial, run_trial
@@ -104,8 +107,10 @@ class ServedTrial:
         label: str,
         max_steps: int,
         on_result: Callable[[TrialResult], None],
+        judge: JudgeModel | None = None,
     ) -> None:
         self.suite, self.task, self.spec = suite, task, spec
+        self.judge = judge
         self.conditions = conditions
         self.gold = gold
         self.label = label
@@ -141,6 +146,7 @@ class ServedTrial:
                     expected_changes=self.gold.changes,
                     max_steps=self.max_steps,
                     conditions=self.conditions,
+                    judge=self.judge,
                 )
             )
             self.on_result(result)
@@ -395,6 +401,8 @@ class ServedRun:
     config: RunConfig
     label: str
     fresh: bool = False
+    judge: str | None = None
+    """The judge model's identity, when the task has a rubric."""
 
     @property
     def identity(self) -> str:
@@ -402,7 +410,8 @@ class ServedRun:
 
     @property
     def fingerprint(self) -> str:
-        return fingerprint(self.suite, self.config, [self.identity, "scripted"])
+        judged = [self.judge] if self.judge else []
+        return fingerprint(self.suite, self.config, [self.identity, "scripted", *judged])
 
     def current(self) -> str | None:
         """The run new trials go into, if there is one yet."""
@@ -465,7 +474,13 @@ class ServedRun:
 
 
 def served_config(
-    suite: Suite, variant: str, seed: int, trials: int, label: str, time_scale: float
+    suite: Suite,
+    variant: str,
+    seed: int,
+    trials: int,
+    label: str,
+    time_scale: float,
+    judge_model: str | None = None,
 ) -> RunConfig:
     """A served run's settings: those `toolproof run` stores, and how the agent came."""
     defaults = suite.file.defaults
@@ -476,6 +491,7 @@ def served_config(
         model_flags={},
         max_cost=None,
         user_model=None,
+        **({"judge_model": judge_model} if judge_model else {}),
         variants=[variant],
         score=suite.file.score.model_dump(),
         time_scale=time_scale,
@@ -504,11 +520,13 @@ async def serve(
     port: int = 8765,
     label: str = "mcp",
     finish: str = "finish",
+    judge_model: str | None = None,
     store: Store,
     fresh: bool = False,
     say: Callable[[str], None] = lambda _: None,
 ) -> tuple[TrialResult | None, str | None]:
-    """Serve one trial until it ends; (its graded result, the run it was stored in)."""
+    """Serve one trial until it ends; (its graded result, the run it was stored in). A task
+    with a rubric and no judge model is a usage error before anything is served."""
     try:
         import mcp.server  # noqa: F401
     except ImportError:
@@ -518,10 +536,12 @@ async def serve(
     variant = Variant(faults, drift)
     setup = VariantSetup(suite, variant, time_scale)
     chosen_seed = defaults.seed if seed is None else seed
+    judged = judge_name(suite, judge_model, [task]) if task.spec.expect.rubric else None
+    judge = resolve_judge(judged, suite, {})
     config = served_config(
-        suite, variant.key, chosen_seed, trials or defaults.trials, label, time_scale
+        suite, variant.key, chosen_seed, trials or defaults.trials, label, time_scale, judged
     )
-    run = ServedRun(store, suite, config, label, fresh)
+    run = ServedRun(store, suite, config, label, fresh, judge.identity if judge else None)
     index = run.choose_trial(task.id, trial)
     spec = TrialSpec(
         task_id=task.id,
@@ -552,6 +572,7 @@ async def serve(
         label,
         defaults.max_steps,
         record,
+        judge,
     )
     server = build_server(served, schemas, finish)
     where = f" ({variant.key})" if variant.key else ""
