@@ -161,3 +161,27 @@ def test_a_label_file_that_is_not_text_is_one_located_line(
     done = toolproof("label", "latest", "--import", binary, "--store", db)
     assert done.returncode == 2
     assert f"{binary}:" in done.stderr and "not a UTF-8 CSV file" in done.stderr
+
+
+def test_agreement_shows_people_with_each_other_per_criterion_as_well_as_pooled(
+    oracle_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    db, _ = oracle_run
+    for labeller, answers in (("ann", "p\np\np\np\np\nf\n"), ("bob", "p\np\np\np\nf\nf\n")):
+        done = toolproof("label", "latest", "--labeller", labeller, "--store", db, stdin=answers)
+        assert "saved 6 labels" in done.stdout, done.stdout
+    out = tmp_path / "agreement.json"
+    found = toolproof("agreement", "latest", "--json", out, "--store", db)
+    assert found.returncode == 0, found.stderr
+    report = json.loads(out.read_text())
+    # Six pairs (ann, bob): four (P,P), one (P,F), one (F,F). p_o = 5/6; ann passes 5/6, bob
+    # 4/6: p_e = 20/36 + 2/36 = 22/36; kappa = (30/36 - 22/36) / (14/36) = 4/7.
+    # Alpha: o_PP 8, o_FF 2, o_PF = o_FP = 1; n = 12, n_P = 9, n_F = 3:
+    # 1 - 11 * 2 / (2 * 9 * 3) = 16/27.
+    on_outcome = report["humans_by_criterion"]["outcome"]
+    assert on_outcome["pairs"] == 6
+    assert on_outcome["cohen_kappa"] == pytest.approx(4 / 7)
+    assert on_outcome["krippendorff_alpha"] == pytest.approx(16 / 27)
+    assert report["humans"]["cohen_kappa"] == pytest.approx(4 / 7)  # one criterion: the same
+    rows = {line.split("│")[1].strip(): line for line in found.stdout.splitlines() if "│" in line}
+    assert "0.571" in rows["people with each other"] and "0.593" in rows["people on outcome"]

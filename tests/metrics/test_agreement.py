@@ -118,3 +118,38 @@ def test_agreement_reports_each_grader_with_the_outcome_first() -> None:
     assert list(found["graders"]) == ["outcome", "polite"]
     assert found["labellers"] == ["ann", "bob"]
     assert found["graders"]["polite"]["cohen_kappa"] == pytest.approx(4 / 7)
+
+
+def test_human_agreement_is_reported_per_criterion_as_well_as_pooled() -> None:
+    # (ann, bob) on five trials; they agree on every outcome and split on politeness.
+    outcome = [(P, P), (P, P), (F, F), (F, F), (P, P)]
+    polite = [(P, F), (F, P), (P, P), (P, F), (F, F)]
+    labelled = [
+        Item(f"t{i}", grader, P, {"ann": ann, "bob": bob})
+        for grader, labels in (("outcome", outcome), ("polite", polite))
+        for i, (ann, bob) in enumerate(labels)
+    ]
+    found = agreement(labelled)
+    assert list(found["humans_by_criterion"]) == ["outcome", "polite"]
+    on_outcome = found["humans_by_criterion"]["outcome"]
+    # Outcome: p_o = 5/5; ann and bob each pass 3/5: p_e = 9/25 + 4/25 = 13/25;
+    # kappa = (1 - 13/25) / (12/25) = 1. Alpha: o_PP 6, o_FF 4, no disagreement: 1.
+    assert on_outcome["pairs"] == 5
+    assert on_outcome["cohen_kappa"] == pytest.approx(1.0)
+    assert on_outcome["krippendorff_alpha"] == pytest.approx(1.0)
+    on_polite = found["humans_by_criterion"]["polite"]
+    # Politeness: p_o = 2/5; ann passes 3/5, bob 2/5: p_e = 6/25 + 6/25 = 12/25;
+    # kappa = (10/25 - 12/25) / (13/25) = -2/13. Alpha: o_PP 2, o_FF 2, o_PF = o_FP = 3;
+    # n = 10, n_P = n_F = 5: 1 - 9 * 6 / (2 * 5 * 5) = -0.08.
+    assert on_polite["cohen_kappa"] == pytest.approx(-2 / 13)
+    assert on_polite["krippendorff_alpha"] == pytest.approx(-0.08)
+    pooled = found["humans"]
+    # Pooled: 10 pairs, 7 agree; ann passes 6/10, bob 5/10: p_e = 0.3 + 0.2 = 0.5;
+    # kappa = (0.7 - 0.5) / 0.5 = 0.4. Alpha: o_PP 8, o_FF 6, o_PF = o_FP = 3; n = 20,
+    # n_P = 11, n_F = 9: 1 - 19 * 6 / (2 * 11 * 9) = 14/33.
+    assert pooled["pairs"] == 10
+    assert pooled["cohen_kappa"] == pytest.approx(0.4)
+    assert pooled["krippendorff_alpha"] == pytest.approx(14 / 33)
+    # Each criterion's interval is a bootstrap over its own tasks, holding its point.
+    low, high = on_polite["cohen_kappa_interval"]
+    assert low <= -2 / 13 <= high

@@ -261,7 +261,7 @@ def agreement_command(
     ]
     found = {"run_id": run_id, "labelled_items": len(items), **agreement(items, seed=seed)}
     console.print(agreement_table(found))
-    for who, part in [*found["graders"].items(), ("people", found["humans"])]:
+    for who, part in _rows(found, "people", "people on {}"):
         for metric, why in part["not_measured"].items():
             console.print(f"[yellow]not measured:[/] {escape(who)} {metric}: {escape(why)}")
     if json_path:
@@ -277,8 +277,7 @@ def agreement_table(found: dict[str, Any]) -> Table:
     )
     for column in ("grader", "items", "pairs", "kappa", "alpha", "TPR", "FPR"):
         table.add_column(column, justify="left" if column == "grader" else "right")
-    rows = [*found["graders"].items(), ("people with each other", found["humans"])]
-    for name, part in rows:
+    for name, part in _rows(found, "people with each other", "people on {}"):
         table.add_row(
             escape(name),
             str(part["items"]),
@@ -289,6 +288,16 @@ def agreement_table(found: dict[str, Any]) -> Table:
             _with_interval(part, "false_positive_rate"),
         )
     return table
+
+
+def _rows(found: dict[str, Any], pooled: str, criterion: str) -> list[tuple[str, Any]]:
+    """Each grader's part, then people's with each other: pooled over the criteria, then per
+    criterion (named by `criterion`, a format with one slot)."""
+    return [
+        *found["graders"].items(),
+        (pooled, found["humans"]),
+        *((criterion.format(name), part) for name, part in found["humans_by_criterion"].items()),
+    ]
 
 
 def _number(value: Any) -> str:

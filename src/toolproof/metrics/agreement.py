@@ -5,7 +5,8 @@ trial's outcome) or a rubric criterion (the judge model's verdict). Per grader, 
 (item, labeller) pair: Cohen's kappa, Krippendorff's alpha (nominal; the grader and each
 labeller are coders of the item), and the true- and false-positive rates with the human label
 as the truth ("pass" is positive). Between people, over items two or more labelled: kappa over
-every pair of their labels (labellers in name order) and alpha. Intervals are percentile
+every pair of their labels (labellers in name order) and alpha, pooled over every criterion
+and per criterion (people may agree on the outcome and not on politeness). Intervals are percentile
 bootstraps over tasks, seeded: a task's trials share what makes them easy or hard. A
 statistic the labels cannot support is None, with the reason beside it.
 """
@@ -202,13 +203,17 @@ def human_agreement(items: Sequence[Item], *, seed: int = 0) -> dict[str, Any]:
 
 def agreement(items: Sequence[Item], *, seed: int = 0) -> dict[str, Any]:
     """Every grader's agreement with people (by grader name, `outcome` first), and people's
-    with each other."""
+    with each other: pooled over the criteria (`humans`) and per criterion
+    (`humans_by_criterion`, in the graders' order)."""
     graders = sorted({item.grader for item in items}, key=lambda g: (g != "outcome", g))
+    by_grader = {grader: [i for i in items if i.grader == grader] for grader in graders}
     return {
         "labellers": sorted({name for item in items for name in item.humans}),
         "graders": {
-            grader: grader_agreement([i for i in items if i.grader == grader], seed=seed)
-            for grader in graders
+            grader: grader_agreement(chosen, seed=seed) for grader, chosen in by_grader.items()
         },
         "humans": human_agreement(items, seed=seed),
+        "humans_by_criterion": {
+            grader: human_agreement(chosen, seed=seed) for grader, chosen in by_grader.items()
+        },
     }
