@@ -26,6 +26,18 @@ SYSTEM = (
     'nothing else: {"verdict": "pass" or "fail", "explanation": "one or two sentences"}.'
 )
 
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["pass", "fail"]},
+        "explanation": {"type": "string", "minLength": 1, "maxLength": 400},
+    },
+    "required": ["verdict", "explanation"],
+    "additionalProperties": False,
+}
+"""The answer's shape as a JSON Schema, for a judge model that can be held to one (the
+explanation's bound keeps a held answer within a turn's default 256 tokens)."""
+
 RESULT_CHARS = 600
 """A tool result is cut to this many characters in the prompt (the judge needs its gist)."""
 

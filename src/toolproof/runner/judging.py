@@ -14,6 +14,7 @@ from typing import Any
 
 from toolproof.errors import InfraError, UsageError
 from toolproof.graders.rubric import (
+    ANSWER_SCHEMA,
     SYSTEM,
     CriterionVerdict,
     JudgeRecord,
@@ -68,7 +69,21 @@ def resolve_judge(
     from toolproof.agents.registry import model_client
 
     identity, client = model_client(name, suite, flags, concurrency)
+    hold_answers(client)
     return JudgeModel(name=name, identity=identity, client=client)
+
+
+def hold_answers(client: ModelClient) -> None:
+    """Hold the judge's answers to the verdict's shape where its client can be held to a
+    JSON Schema (the embedded model, by a grammar; found under the price meter and other
+    wrappers): other providers are asked in words and their answers read as they come."""
+    inner: object = client
+    while inner is not None:
+        hold = getattr(inner, "hold_text_to", None)
+        if callable(hold):
+            hold(ANSWER_SCHEMA)
+            return
+        inner = getattr(inner, "inner", None)
 
 
 def goal(task: Task) -> str:

@@ -48,6 +48,9 @@ trials differ as they would with a hosted model. A turn makes one tool call unle
 `parallel_tool_calls` is true (a model this small otherwise repeats its call until
 max_tokens). tool_choice is auto (the default: the tools and `reply`), required (the tools
 alone), none (`reply` alone) or a tool's name.
+As a judge model (`--judge-model local/smollm2`) its text answers are held to the verdict's
+JSON Schema by a grammar (`hold_text_to`), so every answer has the shape the judge is asked
+for; what the verdict says is still the model's.
 `settings.extra` passes llama-cpp-python sampling parameters (top_p, top_k, min_p,
 repeat_penalty: 1.1 by default...) as they are.
 

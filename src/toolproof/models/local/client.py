@@ -97,7 +97,8 @@ class LocalLlamaClient(ModelClient):
     (see the package docstring) or a llama-cpp-python chat format. `concurrency`: calls of
     this client queued for the model at once; the model serves one at a time, on its own
     thread. `cache_bytes`: memory for KV snapshots of interleaved conversations (0 turns them
-    off).
+    off). `answer_schema`: when set (`hold_text_to`), a turn without tools answers with one
+    JSON value of this schema, generated under its grammar.
     """
 
     def __init__(
@@ -131,6 +132,12 @@ class LocalLlamaClient(ModelClient):
             weakref.WeakKeyDictionary()
         )
         self._random = random.Random(seed)
+        self.answer_schema: dict[str, Any] | None = None
+
+    def hold_text_to(self, schema: dict[str, Any]) -> None:
+        """Hold every text answer (a turn without tools) to this JSON Schema: a judge asks
+        for one JSON object, which a model this small does not write unaided."""
+        self.answer_schema = schema
 
     async def generate(
         self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
@@ -209,7 +216,9 @@ class LocalLlamaClient(ModelClient):
         s = self.settings
         budget = s.max_tokens or DEFAULT_MAX_TOKENS
         if not tools:
-            text, output, finish = self._complete(llama, tokens, budget, sampling)
+            held = self.answer_schema
+            grammar = None if held is None else engine.answer_grammar(held)
+            text, output, finish = self._complete(llama, tokens, budget, sampling, grammar=grammar)
             engine.remember(self.cache_bytes, persist)
             return _Turn(text.strip(), [], len(tokens), cached, output, finish, 0.0)
         reply = reply_schema(tools)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolproof.models.local.cache import DiskCache
-from toolproof.models.local.grammar import tool_grammar
+from toolproof.models.local.grammar import json_grammar, tool_grammar
 from toolproof.models.local.snapshot import Snapshot, common_prefix, is_prefix
 from toolproof.tools.base import ToolSchema
 
@@ -197,6 +197,15 @@ class Engine:
         if key not in self.grammars:
             text = tool_grammar(tools, parallel)
             self.grammars[key] = LlamaGrammar.from_string(text, verbose=False)
+        return self.grammars[key]
+
+    def answer_grammar(self, schema: dict[str, Any]) -> Any:
+        """The compiled `json_grammar` for text answers of this schema, compiled once."""
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        key = json.dumps(["answer", schema], sort_keys=True)
+        if key not in self.grammars:
+            self.grammars[key] = LlamaGrammar.from_string(json_grammar(schema), verbose=False)
         return self.grammars[key]
 
 

@@ -1,7 +1,9 @@
 """The grammar that holds an answer to the `toolproof` format, and generation under it.
 
 `tool_grammar` writes the GBNF: calls of the functions offered (the reply function among
-them), each call's arguments held to its function's JSON Schema. `complete_lazily` generates
+them), each call's arguments held to its function's JSON Schema. `json_grammar` holds a text
+answer to one JSON Schema (a judge's verdict, which a model this small does not otherwise
+write as asked). `complete_lazily` generates
 under it the way llama.cpp's own sampler does, asking the grammar about each sampled token and
 applying it to the whole vocabulary only when it refuses one: the same distribution, ~1.4x
 faster than llama-cpp-python's full mask.
@@ -25,30 +27,48 @@ if TYPE_CHECKING:
 _JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 
 
+def _converter() -> Any:
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    return SchemaConverter(  # type: ignore[no-untyped-call]
+        prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
+    )
+
+
+def _schema_rule(converter: Any, schema: dict[str, Any], name: str) -> str:
+    """The rule for a JSON value of `schema` (any JSON object when the converter cannot
+    express the schema)."""
+    try:
+        return cast(str, converter.visit(converter.resolve_refs(dict(schema), name), name))
+    except Exception:
+        return cast(str, converter.visit({"type": "object"}, name))
+
+
+def _rules(converter: Any) -> str:
+    """The converter's rules, JSON strings held free of raw control characters: its own rule
+    lets a newline (and with it a fake `functions.` line) into a string."""
+    rules = cast(str, converter.format_grammar())
+    return re.sub(r"^char ::= .*$", lambda _: f"char ::= {_JSON_CHAR}", rules, flags=re.M)
+
+
 def tool_grammar(tools: list[ToolSchema], parallel: bool) -> str:
     """GBNF for an answer: a call of one of `tools`, its arguments held to its schema;
     `parallel` allows several calls, one after the other."""
-    from llama_cpp.llama_grammar import SchemaConverter
-
-    converter = SchemaConverter(  # type: ignore[no-untyped-call]
-        prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
-    )
+    converter = _converter()
     alternatives: list[str] = []
     for index, tool in enumerate(tools):
-        name = f"args{index}"
-        try:
-            schema = converter.resolve_refs(dict(tool.parameters), name)
-            rule = converter.visit(schema, name)  # type: ignore[no-untyped-call]
-        except Exception:  # a schema the converter cannot express: any JSON object
-            rule = converter.visit({"type": "object"}, name)  # type: ignore[no-untyped-call]
+        rule = _schema_rule(converter, tool.parameters, f"args{index}")
         head = json.dumps(f"functions.{tool.name}:\n")
         alternatives.append(f"{head} {rule}")
     root = 'tp-call ("\\n" tp-call)*' if parallel else "tp-call"
-    rules = cast(str, converter.format_grammar())  # type: ignore[no-untyped-call]
-    # JSON strings hold no raw control characters; the converter's rule lets a newline (and
-    # with it a fake `functions.` line) into a string.
-    rules = re.sub(r"^char ::= .*$", lambda _: f"char ::= {_JSON_CHAR}", rules, flags=re.M)
-    return f"root ::= {root}\ntp-call ::= {' | '.join(alternatives)}\n{rules}\n"
+    return f"root ::= {root}\ntp-call ::= {' | '.join(alternatives)}\n{_rules(converter)}\n"
+
+
+def json_grammar(schema: dict[str, Any]) -> str:
+    """GBNF for a text answer that is one JSON value of `schema`."""
+    converter = _converter()
+    rule = _schema_rule(converter, schema, "answer")
+    return f"root ::= {rule}\n{_rules(converter)}\n"
 
 
 def complete_lazily(
