@@ -131,10 +131,39 @@ def test_a_bad_suite_persona_is_a_located_suite_error(tmp_path: Path) -> None:
 
 
 def test_the_full_profile_adds_the_suites_personas_or_the_messy_built_ins() -> None:
-    retail = load_suite(EXAMPLES / "retail")
-    keys = variant_keys(retail, RunRequest(profile="full", checkpoints=[5]))
+    logistics = load_suite(EXAMPLES / "logistics-dispatch")
+    keys = variant_keys(logistics, RunRequest(profile="full", checkpoints=[5]))
     personas = [k for k in keys if k.startswith("persona:")]
     assert personas == [f"persona:{p}" for p in BUILTIN_PERSONAS if p != "cooperative"]
     assert keys.count("turns:5") == 1  # checkpoints stretch the clean trials only
+    retail = load_suite(EXAMPLES / "retail")  # it declares its own
+    keys = variant_keys(retail, RunRequest(profile="full"))
+    assert [k for k in keys if k.startswith("persona:")] == ["persona:rushed-regular"]
     with pytest.raises(UsageError, match="--profile full chooses"):
         variant_keys(retail, RunRequest(profile="full", personas=["terse"]))
+
+
+def test_retails_own_persona_keeps_the_oracle_passing_every_task(tmp_path: Path) -> None:
+    result = run_retail(tmp_path, "--persona", "rushed-regular")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "run.json").read_text())
+    tasks = len(load_suite(EXAMPLES / "retail").tasks)
+    persona = summary["personas"]["rushed-regular"]
+    assert persona["n_tasks"] == tasks and persona["pass@1"] == 1.0
+    assert persona["pass^k"]["2"] == 1.0
+    [trial] = [
+        r
+        for _, r in Store(str(tmp_path / "runs.db")).results(summary["run_id"])
+        if r.variant == "persona:rushed-regular" and r.task_id == "refund-before-identity"
+    ][:1]
+    opening = trial.transcript.messages("user")[0].content
+    assert opening.startswith("Quick one, I'm between meetings.")  # the persona's own words
+
+
+def test_the_adversarial_baselines_still_fail_every_task_under_retails_own_persona(
+    tmp_path: Path,
+) -> None:
+    for agent in ADVERSARIES:
+        summary = run("retail", agent, tmp_path, personas=["rushed-regular"])
+        passed = {k: v["counts"]["passed"] for k, v in summary["variants"].items()}
+        assert passed == {"": 0, "persona:rushed-regular": 0}, agent
