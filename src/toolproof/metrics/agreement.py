@@ -6,9 +6,9 @@ trial's outcome) or a rubric criterion (the judge model's verdict). Per grader, 
 labeller are coders of the item), and the true- and false-positive rates with the human label
 as the truth ("pass" is positive). Between people, over items two or more labelled: kappa over
 every pair of their labels (labellers in name order) and alpha, pooled over every criterion
-and per criterion (people may agree on the outcome and not on politeness). Intervals are percentile
-bootstraps over tasks, seeded: a task's trials share what makes them easy or hard. A
-statistic the labels cannot support is None, with the reason beside it.
+and per criterion (people may agree on the outcome and not on politeness). Intervals are
+percentile bootstraps over tasks, seeded: a task's trials share what makes them easy or hard.
+A statistic the labels cannot support is None, with the reason beside it.
 """
 
 from __future__ import annotations

@@ -135,8 +135,9 @@ class LocalLlamaClient(ModelClient):
         self.answer_schema: dict[str, Any] | None = None
 
     def hold_text_to(self, schema: dict[str, Any]) -> None:
-        """Hold every text answer (a turn without tools) to this JSON Schema: a judge asks
-        for one JSON object, which a model this small does not write unaided."""
+        """Hold every text answer (a turn without tools, in the `toolproof` chat format) to
+        this JSON Schema: a judge asks for one JSON object, which a model this small does not
+        write unaided."""
         self.answer_schema = schema
 
     async def generate(
