@@ -140,8 +140,9 @@ def given(**arguments: Any) -> dict[str, Any]:
 '''
 
 
-def task_data(entry: Entry, reads: list[bool]) -> dict[str, Any]:
-    """One entry as a toolproof task."""
+def task_data(entry: Entry, reads: list[bool], required: dict[str, list[str]]) -> dict[str, Any]:
+    """One entry as a toolproof task. A read is matched on the arguments its tool requires
+    (BFCL's response check compares what calls returned, not how they were asked)."""
     calls: list[Call] = [c for turn in entry.ground_truth for c in turn]
     said = [t for t in entry.turns if t]
     classes = entry.involved_classes
@@ -157,7 +158,10 @@ def task_data(entry: Entry, reads: list[bool]) -> dict[str, Any]:
         "expect": {
             "actions": [{"tool": c.name, "args": _json(c.args)} for c in calls],
             "reads": [
-                {"tool": c.name, "args": _json(c.args)}
+                {
+                    "tool": c.name,
+                    "args": _json({k: v for k, v in c.args.items() if k in required[c.name]}),
+                }
                 for c, is_read in zip(calls, reads, strict=True)
                 if is_read
             ],
@@ -182,6 +186,7 @@ def import_bfcl(category: str, out: Path, limit: int | None = None) -> Imported:
     version = metadata.version("bfcl-eval")
     classes = sorted({c for e in entries for c in e.involved_classes})
     docs = {c: function_docs(c) for c in classes}
+    required = {d["name"]: d["parameters"].get("required", []) for c in classes for d in docs[c]}
     out.mkdir(parents=True, exist_ok=True)
     (out / "tasks").mkdir()
     (out / "data").mkdir()
@@ -215,7 +220,8 @@ def import_bfcl(category: str, out: Path, limit: int | None = None) -> Imported:
     }
     _dump(out / "suite.yaml", suite)
     for entry in entries:
-        _dump(out / "tasks" / f"{entry.id}.yaml", [task_data(entry, reads[entry.id])])
+        task = task_data(entry, reads[entry.id], required)
+        _dump(out / "tasks" / f"{entry.id}.yaml", [task])
     return Imported(out, len(entries), len(tools), version, sorted(writes))
 
 
