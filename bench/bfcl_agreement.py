@@ -2,11 +2,11 @@
 
     python bench/bfcl_agreement.py [--entries 20] [--categories base,miss_func,...]
 
-For the first `--entries` entries of each BFCL v4 multi-turn category, six trajectories are
-built from the ground truth: the ground truth itself, an agent that does nothing, the last
-call dropped, the first argument of the first call changed, the first write duplicated, and
-the first two different adjacent calls of a turn swapped. Each is graded by BFCL's
-`multi_turn_checker` and by a toolproof run of `toolproof import bfcl`'s suite with a
+For `--entries` entries of each BFCL v4 multi-turn category, spread evenly over it, six
+trajectories are built from the ground truth: the ground truth itself, an agent that does
+nothing, the last call dropped, the first argument of the first call changed, the first write
+duplicated, and the first two different adjacent calls of a turn swapped. Each is graded by
+BFCL's `multi_turn_checker` and by a toolproof run of `toolproof import bfcl`'s suite with a
 scripted agent making exactly those calls. Prints one Markdown row per category and kind
 (both pass, both fail, toolproof alone passes, BFCL alone passes), then every disagreement
 with both graders' reasons. Needs bfcl-eval (docs/bfcl.md).

@@ -16,7 +16,14 @@ from typing import Any
 
 import yaml
 
-from toolproof.importers.bfcl.data import Call, Entry, call_text, load_entries, read_lines
+from toolproof.importers.bfcl.data import (
+    CATEGORIES,
+    Call,
+    Entry,
+    call_text,
+    load_entries,
+    read_lines,
+)
 from toolproof.importers.bfcl.suite import classify_calls, import_bfcl
 
 Trajectory = list[list[Call]]
@@ -165,18 +172,28 @@ async def toolproof_verdicts(
     return seen
 
 
+def sample(entries: list[Entry], count: int, category: str) -> list[Entry]:
+    """`count` entries spread evenly over the category (its entries are grouped by scenario:
+    the first ones alone would test a few backends). The four categories are built on the same
+    scenarios, entry for entry, so each starts at another place."""
+    stride = max(1, len(entries) // count)
+    start = CATEGORIES.index(category) * stride // len(CATEGORIES)
+    return entries[start::stride][:count]
+
+
 def measure(
     category: str, count: int, progress: Callable[[str], None] = lambda _: None
 ) -> Agreement:
-    """Both verdicts on every trajectory of the first `count` entries of `category`."""
-    entries = load_entries(category, count)
-    raw = {r["id"]: r for r in read_lines(f"BFCL_v4_multi_turn_{category}.json")[:count]}
-    writes, _ = classify_calls(entries)
+    """Both verdicts on every trajectory of `count` entries of `category` (`sample`)."""
+    every = load_entries(category)
+    entries = sample(every, count, category)
+    raw = {r["id"]: r for r in read_lines(f"BFCL_v4_multi_turn_{category}.json")}
+    writes, _ = classify_calls(every)
     agreement = Agreement()
     tags = itertools.count()
     with tempfile.TemporaryDirectory(prefix="bfcl-agreement-") as tmp:
         suite_dir = Path(tmp) / "suite"
-        import_bfcl(category, suite_dir, count)
+        import_bfcl(category, suite_dir, ids=[e.id for e in entries])
         by_kind: dict[str, dict[str, tuple[Trajectory, Graded]]] = {k: {} for k in KINDS}
         for entry in entries:
             made = perturbations(entry, writes)

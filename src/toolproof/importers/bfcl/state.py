@@ -181,9 +181,9 @@ def as_result(value: Any) -> Any:
 
 def invoke(world: World, class_name: str, method: str, arguments: dict[str, Any]) -> Any:
     """Call one method of the backend kept in the world under `class_name`, and keep its new
-    state. An exception is returned to the agent as an error, after whatever the method
-    changed before it raised is kept (BFCL records the call's result as "Error during
-    execution: ..." and goes on with the instance as it is)."""
+    state. BFCL's backends answer a refusal with `{"error": ...}`; that, and an exception,
+    go back to the agent as an error (a call that did not succeed), after whatever the
+    method changed is kept, as BFCL goes on with the instance as it is."""
     if not world.get(class_name):
         raise ToolError(f"{method}: {class_name} is not one of this task's systems", "not_found")
     before = thaw(world[class_name])
@@ -194,6 +194,8 @@ def invoke(world: World, class_name: str, method: str, arguments: dict[str, Any]
         _keep(world, class_name, before, instance)
         raise ToolError(f"Error during execution: {error}", kind="exception") from None
     _keep(world, class_name, before, instance)
+    if isinstance(result, dict) and "error" in result:
+        raise ToolError(str(result["error"]))
     return as_result(result)
 
 

@@ -69,8 +69,9 @@ def json_schema(doc_parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 def classify_calls(entries: list[Entry]) -> tuple[set[str], dict[str, list[bool]]]:
-    """Run each entry's ground truth on BFCL's backends: the methods that changed a state
-    (the write tools), and per entry which of its calls changed nothing (its reads)."""
+    """Run each entry's ground truth on BFCL's backends: the methods that changed a backend
+    (the write tools), and per entry which of its calls left the state BFCL compares as it
+    was (its reads: what they return is what BFCL's response check looks for)."""
     writes: set[str] = set()
     reads: dict[str, list[bool]] = {}
     for entry in entries:
@@ -88,12 +89,18 @@ def classify_calls(entries: list[Entry]) -> tuple[set[str], dict[str, list[bool]
                 raise UsageError(
                     f"{entry.id}: the ground-truth call {call.text} raised {error!r}"
                 ) from None
-            changed = encode(instance) != before
-            flags.append(not changed)
-            if changed:
+            after = encode(instance)
+            flags.append(public(after) == public(before))
+            if after != before:
                 writes.add(call.name)
         reads[entry.id] = flags
     return writes, reads
+
+
+def public(encoded: dict[str, Any]) -> dict[str, Any]:
+    """The attributes of an encoded backend that BFCL's state check compares (not those
+    whose names start with `_`: a current directory, a random generator, a cache)."""
+    return {k: v for k, v in encoded["attrs"].items() if not k.startswith("_")}
 
 
 def tool_source(class_name: str, doc: dict[str, Any], write: bool) -> str:
@@ -140,9 +147,10 @@ def given(**arguments: Any) -> dict[str, Any]:
 '''
 
 
-def task_data(entry: Entry, reads: list[bool], required: dict[str, list[str]]) -> dict[str, Any]:
-    """One entry as a toolproof task. A read is matched on the arguments its tool requires
-    (BFCL's response check compares what calls returned, not how they were asked)."""
+def task_data(entry: Entry, reads: list[bool]) -> dict[str, Any]:
+    """One entry as a toolproof task. Its reads are matched on the arguments the ground
+    truth gives them: the same call on the same state returns what BFCL's response check
+    looks for."""
     calls: list[Call] = [c for turn in entry.ground_truth for c in turn]
     said = [t for t in entry.turns if t]
     classes = entry.involved_classes
@@ -158,10 +166,7 @@ def task_data(entry: Entry, reads: list[bool], required: dict[str, list[str]]) -
         "expect": {
             "actions": [{"tool": c.name, "args": _json(c.args)} for c in calls],
             "reads": [
-                {
-                    "tool": c.name,
-                    "args": _json({k: v for k, v in c.args.items() if k in required[c.name]}),
-                }
+                {"tool": c.name, "args": _json(c.args)}
                 for c, is_read in zip(calls, reads, strict=True)
                 if is_read
             ],
@@ -174,19 +179,21 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def import_bfcl(category: str, out: Path, limit: int | None = None) -> Imported:
-    """Write BFCL's multi-turn `category` (its first `limit` entries) as a suite in `out`."""
+def import_bfcl(
+    category: str, out: Path, limit: int | None = None, ids: list[str] | None = None
+) -> Imported:
+    """Write BFCL's multi-turn `category` (its first `limit` entries, or those named in
+    `ids`) as a suite in `out`."""
     if limit is not None and limit < 1:
         raise UsageError(f"--limit {limit}: give 1 or more")
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"--out {out}: the folder is not empty; give a new or empty folder")
     every = load_entries(category)
-    entries = every[:limit]
+    entries = [e for e in every if e.id in ids] if ids is not None else every[:limit]
     writes, reads = classify_calls(every)
     version = metadata.version("bfcl-eval")
     classes = sorted({c for e in entries for c in e.involved_classes})
     docs = {c: function_docs(c) for c in classes}
-    required = {d["name"]: d["parameters"].get("required", []) for c in classes for d in docs[c]}
     out.mkdir(parents=True, exist_ok=True)
     (out / "tasks").mkdir()
     (out / "data").mkdir()
@@ -220,8 +227,7 @@ def import_bfcl(category: str, out: Path, limit: int | None = None) -> Imported:
     }
     _dump(out / "suite.yaml", suite)
     for entry in entries:
-        task = task_data(entry, reads[entry.id], required)
-        _dump(out / "tasks" / f"{entry.id}.yaml", [task])
+        _dump(out / "tasks" / f"{entry.id}.yaml", [task_data(entry, reads[entry.id])])
     return Imported(out, len(entries), len(tools), version, sorted(writes))
 
 
