@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import keyword
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,6 @@ class Imported:
     tasks: int
     tools: int
     version: str
-    writes: list[str] = field(default_factory=list)
 
 
 def json_schema(doc_parameters: dict[str, Any]) -> dict[str, Any]:
@@ -186,8 +185,8 @@ def import_bfcl(
     `ids`) as a suite in `out`."""
     if limit is not None and limit < 1:
         raise UsageError(f"--limit {limit}: give 1 or more")
-    if out.exists() and any(out.iterdir()):
-        raise UsageError(f"--out {out}: the folder is not empty; give a new or empty folder")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--out {out}: not an empty folder; give a new or empty folder")
     every = load_entries(category)
     entries = [e for e in every if e.id in ids] if ids is not None else every[:limit]
     writes, reads = classify_calls(every)
@@ -228,7 +227,7 @@ def import_bfcl(
     _dump(out / "suite.yaml", suite)
     for entry in entries:
         _dump(out / "tasks" / f"{entry.id}.yaml", [task_data(entry, reads[entry.id])])
-    return Imported(out, len(entries), len(tools), version, sorted(writes))
+    return Imported(out, len(entries), len(tools), version)
 
 
 def _dump(path: Path, data: Any) -> None:
