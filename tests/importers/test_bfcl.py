@@ -106,3 +106,17 @@ def test_toolproof_and_bfcl_verdicts_agree_on_ground_truth_nothing_and_perturbat
         if graded.kind == "do-nothing":
             assert not graded.toolproof and not graded.bfcl, graded
         assert graded.agrees, graded
+
+
+def test_import_without_bfcl_installed_says_how_to_install_it(tmp_path: Path) -> None:
+    hidden = (
+        "import sys; sys.modules['bfcl_eval'] = None; sys.argv = ['toolproof', 'import', "
+        "'bfcl', 'base', '--out', 'x']; from toolproof.cli import main; main()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", hidden], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "bfcl-eval is not installed: pip install 'toolproof[bfcl]'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "x").exists()
