@@ -25,7 +25,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,postgres,local,examples,otel,ray]'
+	$(BIN)/pip install -q -e '.[dev,postgres,local,examples,otel,ray,bfcl]'
+	# BFCL's data and backends for `import bfcl`; its own requirements are not needed.
+	$(BIN)/pip install -q --no-deps 'bfcl-eval==2026.3.23'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -25,7 +25,9 @@ from toolproof.store.journal import Store
 from toolproof.store.queries import list_runs, open_existing, stored_summary
 
 import_app = typer.Typer(
-    help="Import another harness's results as a run.", no_args_is_help=True, rich_markup_mode=None
+    help="Import another harness's results as a run, or its tasks as a suite.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 
@@ -167,3 +169,31 @@ def import_taubench(
 
 
 import_app.command("trace")(import_trace)
+
+
+@import_app.command("bfcl")
+def import_bfcl(
+    category: Annotated[
+        str,
+        typer.Argument(
+            help="A BFCL v4 multi-turn category: base, miss_func, miss_param, long_context."
+        ),
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="The suite folder to write [bfcl-CATEGORY].")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Import the first N entries [all].")
+    ] = None,
+) -> None:
+    """Write BFCL's multi-turn entries and executable backends as a runnable suite (needs
+    bfcl-eval installed; docs/bfcl.md)."""
+    from toolproof.importers.bfcl import import_bfcl as write_suite
+
+    folder = out or Path(f"bfcl-{category}")
+    done = write_suite(category, folder, limit)
+    console.print(
+        f"wrote suite {done.out} ({done.tasks} tasks, {done.tools} tools) from bfcl-eval "
+        f"{done.version}: toolproof validate {done.out}",
+        highlight=False,
+    )
