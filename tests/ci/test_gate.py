@@ -27,6 +27,7 @@ from toolproof.report.markdown import gate_markdown
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.gate import GateSpec
 from toolproof.spec.models import SuiteFile
+from toolproof.store import payload
 from toolproof.store.journal import Store
 from toolproof.suite import load_suite
 
@@ -250,6 +251,21 @@ def test_tampered_run_fails_the_gate(store: Store) -> None:
     [failed] = result.failed
     assert failed.name == "manifest verified"
     assert "task a trial 2" in failed.detail
+
+
+def test_a_stored_result_changed_underneath_its_columns_fails_the_gate(store: Store) -> None:
+    run = stored_run(store, {"a": "PPF", "b": "PP"})
+    record_manifest(store, run)
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE trials SET result = ? WHERE run_id = ? AND task_id = 'b' AND trial = 1",
+            (payload.encode({"outcome": "passed", "forged": True}), run),
+        )
+    result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5}))
+    [failed] = result.failed
+    assert failed.name == "manifest verified"
+    assert "task b trial 1" in failed.detail and "task a" not in failed.detail
+    assert result.summary.counts.total == 5
 
 
 # ---------------------------------------------------------------- reports

@@ -32,7 +32,7 @@ from sqlalchemy import JSON, Connection, LargeBinary, Text, cast, select, type_c
 
 from toolproof.records import RunConfig
 from toolproof.store import payload
-from toolproof.store.journal import Store, now
+from toolproof.store.journal import OUTCOME_COLUMNS, Store, now
 from toolproof.store.manifest import run_manifests
 from toolproof.store.rows import HASHED_COLUMNS, KEY_COLUMNS, record_hash, row_columns
 from toolproof.store.schema import trials
@@ -61,11 +61,9 @@ def trial_hash(result: Any) -> str:
 def run_hash(run_id: str, hashes: Mapping[TrialKey, str]) -> str:
     """sha256 over the run id and its trials' hashes, one line per trial ordered by
     (variant, model, task, trial): `variant<TAB>model<TAB>task<TAB>trial<TAB>sha256`."""
-    digest = hashlib.sha256(f"{run_id}\n".encode())
-    for key in sorted(hashes):
-        variant, model, task_id, index = key
-        digest.update(f"{variant}\t{model}\t{task_id}\t{index}\t{hashes[key]}\n".encode())
-    return digest.hexdigest()
+    lines = [f"{run_id}\n"]
+    lines.extend(f"{v}\t{m}\t{t}\t{i}\t{hashes[v, m, t, i]}\n" for v, m, t, i in sorted(hashes))
+    return sha256("".join(lines).encode())
 
 
 def trial_name(key: TrialKey) -> str:
@@ -113,18 +111,33 @@ class StoredTrial(NamedTuple):
     problems: tuple[str, ...] = ()
 
 
-def _scan(conn: Connection, run_id: str, first_format: bool) -> list[StoredTrial]:
+def _scan(
+    conn: Connection, run_id: str, first_format: bool, outcomes: list[dict[str, Any]] | None
+) -> list[StoredTrial]:
     """Every trial of the run, hashed from what the store holds (`rows.record_hash` over the
     result's bytes and the columns read back), in key order. Only the first format opens
-    every result (its hash is of the result's canonical JSON). One tight loop: a run may
-    hold 100,000 trials."""
+    every result (its hash is of the result's canonical JSON). Given `outcomes`, the same
+    pass appends each trial's light columns to it, as `Store.outcomes` gives them: the gate
+    reads a run once for its metrics and its verification. One tight loop: a run may hold
+    100,000 trials."""
     hashed = [trials.c[name] for name in HASHED_COLUMNS]
     fields = [cast(c, Text) if isinstance(c.type, JSON) else c for c in hashed]
     keys = [trials.c[name] for name in KEY_COLUMNS]
     raw = type_coerce(trials.c.result, LargeBinary)
-    query = select(trials.c.id, *keys, raw, *fields).where(trials.c.run_id == run_id)
-    seed_at, outcome_at = (6 + HASHED_COLUMNS.index(name) for name in ("seed", "outcome"))
-    as_bytes = payload.stored_bytes
+    rest = [
+        trials.c[name] for name in OUTCOME_COLUMNS if name not in (*KEY_COLUMNS, *HASHED_COLUMNS)
+    ]
+    query = (
+        select(trials.c.id, *keys, raw, *fields, *rest)
+        .where(trials.c.run_id == run_id)
+        .order_by(*keys)
+    )
+    read = ["id", *KEY_COLUMNS, "result", *HASHED_COLUMNS, *(c.name for c in rest)]
+    seed_at, outcome_at = (read.index(name) for name in ("seed", "outcome"))
+    end = 6 + len(HASHED_COLUMNS)
+    pick = itemgetter(*(read.index(name) for name in OUTCOME_COLUMNS))
+    parsed = [name for name in OUTCOME_COLUMNS if isinstance(trials.c[name].type, JSON)]
+    as_bytes, loads = payload.stored_bytes, orjson.loads
     out: list[StoredTrial] = []
     for part in conn.execution_options(yield_per=5000).execute(query).partitions():
         for row in part:
@@ -134,9 +147,14 @@ def _scan(conn: Connection, run_id: str, first_format: bool) -> list[StoredTrial
                 data, problems = _opened(stored)
                 digest = trial_hash(data) if data is not None else sha256(stored)
             else:
-                digest = record_hash(stored, row[6:])
+                digest = record_hash(stored, row[6:end])
             key = (row[1], row[2], row[3], row[4])
             out.append(StoredTrial(key, row[0], digest, row[seed_at], row[outcome_at], problems))
+            if outcomes is not None:
+                light = dict(zip(OUTCOME_COLUMNS, pick(row), strict=True))
+                for name in parsed:
+                    light[name] = loads(light[name])
+                outcomes.append(light)
     out.sort(key=itemgetter(0))
     return out
 
@@ -146,15 +164,18 @@ def written_trials(store: Store, run_id: str) -> list[StoredTrial]:
     a manifest records, without reading a result. Rows from before schema 3 have none: then
     every trial is hashed from what the store holds."""
     keys = [trials.c[name] for name in KEY_COLUMNS]
-    query = select(trials.c.id, *keys, trials.c.sha256, trials.c.seed, trials.c.outcome).where(
-        trials.c.run_id == run_id
+    query = (
+        select(trials.c.id, *keys, trials.c.sha256, trials.c.seed, trials.c.outcome)
+        .where(trials.c.run_id == run_id)
+        .order_by(*keys)
     )
     with store.engine.connect() as conn:
         rows = conn.execute(query).all()
     if any(row[5] is None for row in rows):
         return read_trials(store, run_id)
-    out = [StoredTrial((r[1], r[2], r[3], r[4]), r[0], r[5], r[6], r[7]) for r in rows]
-    out.sort(key=itemgetter(0))
+    make = StoredTrial._make
+    out = [make(((r[1], r[2], r[3], r[4]), r[0], r[5], r[6], r[7], ())) for r in rows]
+    out.sort(key=itemgetter(0))  # already so, unless the database collates otherwise
     return out
 
 
@@ -168,10 +189,16 @@ def _opened(stored: bytes) -> tuple[Any, tuple[str, ...]]:
     return data, ()
 
 
-def read_trials(store: Store, run_id: str, first_format: bool = False) -> list[StoredTrial]:
-    """Every trial of the run as stored now, ordered by (variant, model, task, trial)."""
+def read_trials(
+    store: Store,
+    run_id: str,
+    first_format: bool = False,
+    outcomes: list[dict[str, Any]] | None = None,
+) -> list[StoredTrial]:
+    """Every trial of the run as stored now, ordered by (variant, model, task, trial); given
+    `outcomes`, each trial's light columns are appended to it in that order too."""
     with store.engine.connect() as conn:
-        found = _scan(conn, run_id, first_format)
+        found = _scan(conn, run_id, first_format, outcomes)
     if first_format:
         disagreeing = _disagreements(store, [t.row_id for t in found if not t.problems])
         found = [t._replace(problems=tuple(disagreeing.get(t.row_id, t.problems))) for t in found]
@@ -369,11 +396,37 @@ def verify_run(store: Store, run_id: str, expect: str | None = None) -> Verifica
     """Recompute the run's hashes from the store and compare them with the manifest."""
     manifest = load_manifest(store, run_id)
     if manifest is None:
-        return Verification(
-            run_id,
-            recorded=False,
-            problems=[f"run {run_id} has no recorded manifest, so nothing to verify against"],
-        )
+        return _unrecorded(run_id)
+    stored = read_trials(store, run_id, manifest.document.get("format") == FIRST_FORMAT)
+    return _verified(store, manifest, stored, expect)
+
+
+def read_verified(store: Store, run_id: str) -> tuple[list[dict[str, Any]], Verification]:
+    """The run's outcome rows (as `Store.outcomes` gives them) and its verification against
+    its manifest, from one pass over its trials: the rows the gate computes its metrics from
+    are the very ones whose hashes it checks."""
+    manifest = load_manifest(store, run_id)
+    if manifest is None:
+        return store.outcomes(run_id), _unrecorded(run_id)
+    rows: list[dict[str, Any]] = []
+    first_format = manifest.document.get("format") == FIRST_FORMAT
+    stored = read_trials(store, run_id, first_format, rows)
+    return rows, _verified(store, manifest, stored)
+
+
+def _unrecorded(run_id: str) -> Verification:
+    return Verification(
+        run_id,
+        recorded=False,
+        problems=[f"run {run_id} has no recorded manifest, so nothing to verify against"],
+    )
+
+
+def _verified(
+    store: Store, manifest: Manifest, stored: list[StoredTrial], expect: str | None = None
+) -> Verification:
+    """The stored trials, read and hashed now, against the recorded manifest."""
+    run_id = manifest.run_id
     out = Verification(
         run_id,
         recorded=True,
@@ -391,7 +444,6 @@ def verify_run(store: Store, run_id: str, expect: str | None = None) -> Verifica
     if recorded.get("run_hash") != manifest.run_hash:
         out.problems.append("the recorded run hash differs from the one in the manifest")
     first_format = recorded.get("format") == FIRST_FORMAT
-    stored = read_trials(store, run_id, first_format)
     about = _about(store, run_id)
     for section in SECTIONS:
         out.problems.extend(_differences(section, recorded.get(section), about.get(section)))

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from toolproof.ci.audit import Verification, verify_run
+from toolproof.ci.audit import Verification, read_verified, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.errors import SuiteError, UsageError
 from toolproof.metrics.comparison import Comparison
@@ -207,7 +207,8 @@ def evaluate_gate(
         )
     run = store.run(run_id)
     ks = sorted(set(run.config.k) | set(spec.ks()))
-    rows = store.outcomes(run_id)  # read once: the summary and the JUnit cases share them
+    # read once: the summary, the JUnit cases and the manifest's check share them
+    rows, verification = read_verified(store, run_id)
     summary = run_summary(run, rows, task_metas(store, run_id), ks)
     result = GateResult(
         run=run,
@@ -241,9 +242,9 @@ def evaluate_gate(
                 detail="no --baseline run given",
             )
         )
-    result.verification = _integrity(store, run_id, "manifest", result.conditions)
+    result.verification = _integrity(verification, "manifest", result.conditions)
     if baseline:
-        _integrity(store, baseline, "baseline manifest", result.conditions)
+        _integrity(verify_run(store, baseline), "baseline manifest", result.conditions)
     return result
 
 
@@ -384,10 +385,10 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
 
 
 def _integrity(
-    store: Store, run_id: str, what: str, conditions: list[Condition]
+    verification: Verification, what: str, conditions: list[Condition]
 ) -> Verification | None:
+    run_id = verification.run_id
     name = f"{what} verified" if what == "manifest" else f"{what} verified ({run_id})"
-    verification = verify_run(store, run_id)
     if not verification.recorded:
         conditions.append(
             Condition(
