@@ -15,6 +15,7 @@ from toolproof.ci.audit import record_manifest
 from toolproof.ci.gate import (
     evaluate_gate,
     flag_spec,
+    limit_conditions,
     merge,
     parse_limit,
     resolve_spec,
@@ -29,6 +30,7 @@ from toolproof.spec.gate import GateSpec
 from toolproof.spec.models import SuiteFile
 from toolproof.store import payload
 from toolproof.store.journal import Store
+from toolproof.store.queries import stored_summary
 from toolproof.suite import load_suite
 
 HALF = """
@@ -251,6 +253,20 @@ def test_tampered_run_fails_the_gate(store: Store) -> None:
     [failed] = result.failed
     assert failed.name == "manifest verified"
     assert "task a trial 2" in failed.detail
+
+
+def test_the_gate_decides_on_point_values_and_its_reports_get_the_whole_summary(
+    store: Store,
+) -> None:
+    run = stored_run(store, {"a": "PPF", "b": "PFP", "c": "PPP"}, k=[1, 2])
+    spec = GateSpec(min={"pass@1": 0.5, "pass^2": 0.5})
+    result = evaluate_gate(store, run, spec)
+    whole = stored_summary(store, run, [1, 2])
+    assert result.points.ci["pass@1"] is None and whole.ci is not None and whole.ci["pass@1"]
+    limits = [c for c in result.conditions if c.kind in ("min", "max")]
+    assert limits == limit_conditions(whole, spec) and len(limits) == 2
+    assert result.summary.as_json() == whole.as_json()
+    assert result.as_json()["summary"] == whole.as_json()
 
 
 def test_a_stored_result_changed_underneath_its_columns_fails_the_gate(store: Store) -> None:

@@ -21,6 +21,7 @@ JSON) are still verified their own way.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -61,8 +62,13 @@ def trial_hash(result: Any) -> str:
 def run_hash(run_id: str, hashes: Mapping[TrialKey, str]) -> str:
     """sha256 over the run id and its trials' hashes, one line per trial ordered by
     (variant, model, task, trial): `variant<TAB>model<TAB>task<TAB>trial<TAB>sha256`."""
+    return _hash_lines(run_id, sorted((*key, digest) for key, digest in hashes.items()))
+
+
+def _hash_lines(run_id: str, ordered: Iterable[tuple[str, str, str, int, str]]) -> str:
+    """The run hash over (variant, model, task, trial, sha256) rows already in key order."""
     lines = [f"{run_id}\n"]
-    lines.extend(f"{v}\t{m}\t{t}\t{i}\t{hashes[v, m, t, i]}\n" for v, m, t, i in sorted(hashes))
+    lines.extend(f"{v}\t{m}\t{t}\t{i}\t{h}\n" for v, m, t, i, h in ordered)
     return sha256("".join(lines).encode())
 
 
@@ -173,10 +179,31 @@ def written_trials(store: Store, run_id: str) -> list[StoredTrial]:
         rows = conn.execute(query).all()
     if any(row[5] is None for row in rows):
         return read_trials(store, run_id)
-    make = StoredTrial._make
-    out = [make(((r[1], r[2], r[3], r[4]), r[0], r[5], r[6], r[7], ())) for r in rows]
-    out.sort(key=itemgetter(0))  # already so, unless the database collates otherwise
+    out = [StoredTrial((r[1], r[2], r[3], r[4]), r[0], r[5], r[6], r[7]) for r in rows]
+    out.sort(key=itemgetter(0))
     return out
+
+
+Entry = tuple[str, str, str, int, int, str, str]
+"""A manifest's trial entry: variant, model, task, trial, seed, outcome, sha256."""
+
+
+def _written_entries(store: Store, run_id: str) -> list[Entry]:
+    """The manifest's trial entries as `Entry` tuples, in key order, from the record
+    hashes written along with the trials: plain rows, as a manifest of 100,000 trials must be
+    recorded in well under a second. Rows from before schema 3 have no hash: then every
+    trial is hashed from what the store holds."""
+    keys = [trials.c[name] for name in KEY_COLUMNS]
+    query = (
+        select(*keys, trials.c.seed, trials.c.outcome, trials.c.sha256)
+        .where(trials.c.run_id == run_id)
+        .order_by(*keys)
+    )
+    with store.engine.connect() as conn:
+        rows: list[Entry] = [tuple(row) for row in conn.execute(query).all()]
+    if any(row[6] is None for row in rows):
+        return [(*t.key, t.seed, t.outcome, t.hash) for t in read_trials(store, run_id)]
+    return rows
 
 
 def _opened(stored: bytes) -> tuple[Any, tuple[str, ...]]:
@@ -273,17 +300,14 @@ def _about(store: Store, run_id: str) -> dict[str, Any]:
 
 def _entries(stored: list[StoredTrial]) -> list[dict[str, Any]]:
     """The manifest's trial entries, in key order."""
+    return _entry_dicts([(*t.key, t.seed, t.outcome, t.hash) for t in stored])
+
+
+def _entry_dicts(rows: list[Entry]) -> list[dict[str, Any]]:
+    """(variant, model, task, trial, seed, outcome, sha256) rows as the manifest's entries."""
     return [
-        {
-            "variant": t.key[0],
-            "model": t.key[1],
-            "task": t.key[2],
-            "trial": t.key[3],
-            "seed": t.seed,
-            "outcome": t.outcome,
-            "sha256": t.hash,
-        }
-        for t in stored
+        {"variant": v, "model": m, "task": t, "trial": i, "seed": s, "outcome": o, "sha256": h}
+        for v, m, t, i, s, o, h in rows
     ]
 
 
@@ -292,16 +316,18 @@ def build_manifest(
 ) -> dict[str, Any]:
     """The manifest document of a run as the store holds it now."""
     if stored is None:
-        stored = written_trials(store, run_id)
+        rows = _written_entries(store, run_id)
+    else:
+        rows = [(*t.key, t.seed, t.outcome, t.hash) for t in stored]
+    rows.sort()  # in key order already, unless the database collates otherwise
     counts = {"passed": 0, "failed": 0, "infra_error": 0}
-    for t in stored:
-        counts[t.outcome] = counts.get(t.outcome, 0) + 1
+    counts.update(Counter(row[5] for row in rows))
     return {
         "format": MANIFEST_FORMAT,
         **_about(store, run_id),
-        "counts": {**counts, "total": len(stored)},
-        "trials": _entries(stored),
-        "run_hash": run_hash(run_id, {t.key: t.hash for t in stored}),
+        "counts": {**counts, "total": len(rows)},
+        "trials": _entry_dicts(rows),
+        "run_hash": _hash_lines(run_id, [(*row[:4], row[6]) for row in rows]),
     }
 
 
@@ -451,7 +477,7 @@ def _verified(
     if first_format or recorded.get("trials") != _entries(stored):
         bad = _compare_trials(store, recorded.get("trials", []), stored, first_format, out.problems)
         out.tampered = [trial_name(k) for k in bad]
-    recomputed = run_hash(run_id, {t.key: t.hash for t in stored})
+    recomputed = _hash_lines(run_id, [(*t.key, t.hash) for t in stored])  # in key order
     if recomputed != manifest.run_hash and not out.tampered:
         out.problems.append("the run hash recomputed from the stored results differs")
     return out

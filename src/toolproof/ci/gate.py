@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from toolproof.ci.audit import Verification, read_verified, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.errors import SuiteError, UsageError
+from toolproof.metrics.breakdown import TaskMeta
 from toolproof.metrics.comparison import Comparison
 from toolproof.metrics.summary import RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
@@ -150,18 +151,31 @@ class Condition:
 
 @dataclass
 class GateResult:
-    """Everything the gate decided, and what the reports need."""
+    """Everything the gate decided, and what the reports need.
+
+    The conditions are decided on `points`, the run's summary without its bootstrapped
+    intervals (no condition reads an interval); `summary`, intervals included, is computed
+    from the same rows when a report first asks for it."""
 
     run: RunRecord
     spec: GateSpec
-    summary: RunSummary
+    points: RunSummary
     conditions: list[Condition]
     trials: list[dict[str, Any]]
+    metas: list[TaskMeta] = field(default_factory=list)
     baseline: str | None = None
     comparison: Comparison | None = None
     verification: Verification | None = None
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    _summary: RunSummary | None = field(default=None, init=False, repr=False)
+
+    @property
+    def summary(self) -> RunSummary:
+        """The run's whole summary, as `toolproof show` gives it at the gate's k values."""
+        if self._summary is None:
+            self._summary = run_summary(self.run, self.trials, self.metas, self.points.k)
+        return self._summary
 
     @property
     def run_id(self) -> str:
@@ -209,13 +223,15 @@ def evaluate_gate(
     ks = sorted(set(run.config.k) | set(spec.ks()))
     # read once: the summary, the JUnit cases and the manifest's check share them
     rows, verification = read_verified(store, run_id)
-    summary = run_summary(run, rows, task_metas(store, run_id), ks)
+    metas = task_metas(store, run_id)
+    summary = run_summary(run, rows, metas, ks, intervals=False)
     result = GateResult(
         run=run,
         spec=spec,
-        summary=summary,
+        points=summary,
         conditions=[],
         trials=rows,
+        metas=metas,
         baseline=baseline,
         sources=list(sources),
     )
