@@ -35,6 +35,7 @@ from toolproof.records import RunConfig
 from toolproof.store import payload
 from toolproof.store.journal import OUTCOME_COLUMNS, Store, now
 from toolproof.store.manifest import run_manifests
+from toolproof.store.queries import bulk_read
 from toolproof.store.rows import HASHED_COLUMNS, KEY_COLUMNS, record_hash, row_columns
 from toolproof.store.schema import trials
 
@@ -199,7 +200,7 @@ def _written_entries(store: Store, run_id: str) -> list[Entry]:
         .where(trials.c.run_id == run_id)
         .order_by(*keys)
     )
-    with store.engine.connect() as conn:
+    with bulk_read(), store.engine.connect() as conn:
         rows: list[Entry] = [tuple(row) for row in conn.execute(query).all()]
     if any(row[6] is None for row in rows):
         return [(*t.key, t.seed, t.outcome, t.hash) for t in read_trials(store, run_id)]
@@ -224,7 +225,7 @@ def read_trials(
 ) -> list[StoredTrial]:
     """Every trial of the run as stored now, ordered by (variant, model, task, trial); given
     `outcomes`, each trial's light columns are appended to it in that order too."""
-    with store.engine.connect() as conn:
+    with bulk_read(), store.engine.connect() as conn:
         found = _scan(conn, run_id, first_format, outcomes)
     if first_format:
         disagreeing = _disagreements(store, [t.row_id for t in found if not t.problems])
@@ -322,11 +323,13 @@ def build_manifest(
     rows.sort()  # in key order already, unless the database collates otherwise
     counts = {"passed": 0, "failed": 0, "infra_error": 0}
     counts.update(Counter(row[5] for row in rows))
+    with bulk_read():
+        entries = _entry_dicts(rows)
     return {
         "format": MANIFEST_FORMAT,
         **_about(store, run_id),
         "counts": {**counts, "total": len(rows)},
-        "trials": _entry_dicts(rows),
+        "trials": entries,
         "run_hash": _hash_lines(run_id, [(*row[:4], row[6]) for row in rows]),
     }
 
@@ -423,8 +426,9 @@ def verify_run(store: Store, run_id: str, expect: str | None = None) -> Verifica
     manifest = load_manifest(store, run_id)
     if manifest is None:
         return _unrecorded(run_id)
-    stored = read_trials(store, run_id, manifest.document.get("format") == FIRST_FORMAT)
-    return _verified(store, manifest, stored, expect)
+    with bulk_read():
+        stored = read_trials(store, run_id, manifest.document.get("format") == FIRST_FORMAT)
+        return _verified(store, manifest, stored, expect)
 
 
 def read_verified(store: Store, run_id: str) -> tuple[list[dict[str, Any]], Verification]:
@@ -433,11 +437,13 @@ def read_verified(store: Store, run_id: str) -> tuple[list[dict[str, Any]], Veri
     are the very ones whose hashes it checks."""
     manifest = load_manifest(store, run_id)
     if manifest is None:
-        return store.outcomes(run_id), _unrecorded(run_id)
+        with bulk_read():
+            return store.outcomes(run_id), _unrecorded(run_id)
     rows: list[dict[str, Any]] = []
     first_format = manifest.document.get("format") == FIRST_FORMAT
-    stored = read_trials(store, run_id, first_format, rows)
-    return rows, _verified(store, manifest, stored)
+    with bulk_read():
+        stored = read_trials(store, run_id, first_format, rows)
+        return rows, _verified(store, manifest, stored)
 
 
 def _unrecorded(run_id: str) -> Verification:

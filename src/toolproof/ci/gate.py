@@ -36,7 +36,7 @@ from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.spec.source import SUITE_FILE, shown, validation_problems
 from toolproof.spec.yamlload import load_yaml
 from toolproof.store.journal import Store
-from toolproof.store.queries import task_metas
+from toolproof.store.queries import bulk_read, task_metas
 
 DEFAULT_MAX_REGRESSION = 0.03
 TOLERANCE = 1e-9
@@ -174,7 +174,8 @@ class GateResult:
     def summary(self) -> RunSummary:
         """The run's whole summary, as `toolproof show` gives it at the gate's k values."""
         if self._summary is None:
-            self._summary = run_summary(self.run, self.trials, self.metas, self.points.k)
+            with bulk_read():
+                self._summary = run_summary(self.run, self.trials, self.metas, self.points.k)
         return self._summary
 
     @property
@@ -224,7 +225,8 @@ def evaluate_gate(
     # read once: the summary, the JUnit cases and the manifest's check share them
     rows, verification = read_verified(store, run_id)
     metas = task_metas(store, run_id)
-    summary = run_summary(run, rows, metas, ks, intervals=False)
+    with bulk_read():
+        summary = run_summary(run, rows, metas, ks, intervals=False)
     result = GateResult(
         run=run,
         spec=spec,
