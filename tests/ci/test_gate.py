@@ -25,6 +25,7 @@ from toolproof.errors import MetricError, SuiteError, UsageError
 from toolproof.records import RunConfig, RunRecord
 from toolproof.report.junit import junit_text
 from toolproof.report.markdown import gate_markdown
+from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.gate import GateSpec
 from toolproof.spec.models import SuiteFile
@@ -282,6 +283,21 @@ def test_a_stored_result_changed_underneath_its_columns_fails_the_gate(store: St
     assert failed.name == "manifest verified"
     assert "task b trial 1" in failed.detail and "task a" not in failed.detail
     assert result.summary.counts.total == 5
+
+
+def test_a_regraded_run_is_gated_on_its_new_outcomes_and_still_verifies(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "runs.db"))
+    suite_dir = mini_suite(tmp_path / "mini")
+    report = asyncio.run(run_suite(load_suite(suite_dir), RunRequest(trials=3), store))
+    spec = GateSpec(min={"pass@1": 0.9})
+    assert evaluate_gate(store, report.run_id, spec).passed
+    text = (suite_dir / "suite.yaml").read_text()
+    (suite_dir / "suite.yaml").write_text(text.replace("must_say: [shipped]", "must_say: [x]"))
+    assert asyncio.run(regrade_run(load_suite(suite_dir), store, report.run_id)) == 3
+    result = evaluate_gate(store, report.run_id, spec)
+    assert [c.name for c in result.failed] == ["pass@1 ≥ 0.9"]
+    assert result.verification is not None and result.verification.ok
+    assert result.points.metrics is not None and result.points.metrics["pass@1"] == 0.5
 
 
 # ---------------------------------------------------------------- reports
