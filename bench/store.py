@@ -12,7 +12,9 @@ or reuses the store at --keep FILE when it exists (and keeps it there otherwise)
   the run's manifest is recorded;
 - recording the manifest, as `toolproof run` does when a run finishes;
 - `toolproof verify RUN` and `toolproof gate RUN --min pass@1=0.5`, through the commands' own
-  functions (the gate reads the summary, checks the thresholds and verifies the manifest);
+  functions (the gate reads the run's trials once, computes the metrics its conditions name
+  and re-hashes every stored trial against the manifest), and the gate as the command itself,
+  start-up included;
 - a real run: examples/retail with the oracle agent, 3 trials per task, its stored record per
   trial against the JSON it holds.
 
@@ -25,6 +27,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -53,6 +57,16 @@ def timed(repeat: int, action: Callable[[], object]) -> tuple[float, float]:
         began = time.perf_counter()
         with redirect_stdout(StringIO()), suppress(typer.Exit):
             action()
+        seconds.append(time.perf_counter() - began)
+    return min(seconds), statistics.median(seconds)
+
+
+def command_seconds(repeat: int, args: list[str]) -> tuple[float, float]:
+    """(best, median) seconds of `repeat` runs of the `toolproof` command in a new process."""
+    seconds = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "toolproof", *args], capture_output=True, check=False)
         seconds.append(time.perf_counter() - began)
     return min(seconds), statistics.median(seconds)
 
@@ -111,6 +125,9 @@ def main() -> None:
             lambda: gate(run_id, store=url, min_=["pass@1=0.5"], max_=None, max_regression=None),
         )
         print(f"gate: {best:.2f}s best, {median:.2f}s median (target: < 3 s)")
+        command = ["gate", run_id, "--min", "pass@1=0.5", "--store", url]
+        best, median = command_seconds(args.repeat, command)
+        print(f"toolproof {' '.join(command)}: {best:.2f}s best, {median:.2f}s median")
         store.engine.dispose()
         print(real_run(Path(tmp)))
 

@@ -4,6 +4,7 @@ stored results afterwards, naming the trial."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from toolproof.ci.audit import (
     build_manifest,
     canonical_json,
     load_manifest,
+    read_verified,
     record_manifest,
     run_hash,
     trial_hash,
@@ -53,6 +55,23 @@ def test_hashes_are_canonical_and_ordered() -> None:
     assert run_hash("r", one) == run_hash("r", dict(reversed(list(one.items()))))
     assert run_hash("r", one) != run_hash("other", one)
     assert run_hash("r", one) != run_hash("r", {**one, ("", "", "a", 1): "h3"})
+
+
+def test_run_hash_is_the_sha256_of_one_line_per_trial_in_key_order() -> None:
+    hashes = {("v", "m", "b", 0): "h2", ("", "m", "a", 1): "h1"}
+    lines = "r\n\tm\ta\t1\th1\nv\tm\tb\t0\th2\n"
+    assert run_hash("r", hashes) == hashlib.sha256(lines.encode()).hexdigest()
+
+
+def test_one_pass_gives_the_outcome_rows_and_their_verification(
+    store: Store, recorded: str
+) -> None:
+    rows, verification = read_verified(store, recorded)
+    assert rows == store.outcomes(recorded)
+    assert verification.ok and verification.trials == 6
+    bare = stored_run(store, {"cancel": "PF"})
+    rows, verification = read_verified(store, bare)
+    assert rows == store.outcomes(bare) and not verification.recorded
 
 
 def test_manifest_holds_the_run_s_evidence(store: Store) -> None:

@@ -15,6 +15,7 @@ from toolproof.ci.audit import record_manifest
 from toolproof.ci.gate import (
     evaluate_gate,
     flag_spec,
+    limit_conditions,
     merge,
     parse_limit,
     resolve_spec,
@@ -24,10 +25,13 @@ from toolproof.errors import MetricError, SuiteError, UsageError
 from toolproof.records import RunConfig, RunRecord
 from toolproof.report.junit import junit_text
 from toolproof.report.markdown import gate_markdown
+from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.gate import GateSpec
 from toolproof.spec.models import SuiteFile
+from toolproof.store import payload
 from toolproof.store.journal import Store
+from toolproof.store.queries import stored_summary
 from toolproof.suite import load_suite
 
 HALF = """
@@ -250,6 +254,50 @@ def test_tampered_run_fails_the_gate(store: Store) -> None:
     [failed] = result.failed
     assert failed.name == "manifest verified"
     assert "task a trial 2" in failed.detail
+
+
+def test_the_gate_decides_on_point_values_and_its_reports_get_the_whole_summary(
+    store: Store,
+) -> None:
+    run = stored_run(store, {"a": "PPF", "b": "PFP", "c": "PPP"}, k=[1, 2])
+    spec = GateSpec(min={"pass@1": 0.5, "pass^2": 0.5})
+    result = evaluate_gate(store, run, spec)
+    whole = stored_summary(store, run, [1, 2])
+    assert result.points.ci["pass@1"] is None and whole.ci is not None and whole.ci["pass@1"]
+    limits = [c for c in result.conditions if c.kind in ("min", "max")]
+    assert limits == limit_conditions(whole, spec) and len(limits) == 2
+    assert result.summary.as_json() == whole.as_json()
+    assert result.as_json()["summary"] == whole.as_json()
+
+
+def test_a_stored_result_changed_underneath_its_columns_fails_the_gate(store: Store) -> None:
+    run = stored_run(store, {"a": "PPF", "b": "PP"})
+    record_manifest(store, run)
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE trials SET result = ? WHERE run_id = ? AND task_id = 'b' AND trial = 1",
+            (payload.encode({"outcome": "passed", "forged": True}), run),
+        )
+    result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5}))
+    [failed] = result.failed
+    assert failed.name == "manifest verified"
+    assert "task b trial 1" in failed.detail and "task a" not in failed.detail
+    assert result.summary.counts.total == 5
+
+
+def test_a_regraded_run_is_gated_on_its_new_outcomes_and_still_verifies(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "runs.db"))
+    suite_dir = mini_suite(tmp_path / "mini")
+    report = asyncio.run(run_suite(load_suite(suite_dir), RunRequest(trials=3), store))
+    spec = GateSpec(min={"pass@1": 0.9})
+    assert evaluate_gate(store, report.run_id, spec).passed
+    text = (suite_dir / "suite.yaml").read_text()
+    (suite_dir / "suite.yaml").write_text(text.replace("must_say: [shipped]", "must_say: [x]"))
+    assert asyncio.run(regrade_run(load_suite(suite_dir), store, report.run_id)) == 3
+    result = evaluate_gate(store, report.run_id, spec)
+    assert [c.name for c in result.failed] == ["pass@1 ≥ 0.9"]
+    assert result.verification is not None and result.verification.ok
+    assert result.points.metrics is not None and result.points.metrics["pass@1"] == 0.5
 
 
 # ---------------------------------------------------------------- reports

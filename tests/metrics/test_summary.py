@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from rows import trials
+from rows import trial, trials
 
 from toolproof.errors import MetricError
 from toolproof.metrics.breakdown import TaskMeta
@@ -249,3 +249,24 @@ def test_a_variant_with_every_trial_left_out_is_not_measured_never_zero() -> Non
     assert model["reliability"]["components"]["drift_robustness"] is None
     counted = summarize_run(rows, [], [1], infra="fail")["models"][0]
     assert counted["metrics"]["drift_robustness"] == 0.0  # as failures, they do count
+
+
+def test_without_intervals_the_point_values_are_the_same_and_every_interval_is_null() -> None:
+    rows = [
+        *trials("a", "", "PPF"),
+        *trials("b", "", "PFF"),
+        *trials("c", "", "PPP"),
+        trial("a", "faults:flaky", 0, True, failed=2, recovered=1),
+        trial("b", "faults:flaky", 0, False, failed=1),
+        trial("c", "faults:flaky", 0, True, failed=1, recovered=1),
+    ]
+    full = summarize_run(rows, [], [1, 2], seed=4)
+    points = summarize_run(rows, [], [1, 2], seed=4, intervals=False)
+    assert full["ci"]["pass^2"] is not None and full["ci"]["recovery_rate"] is not None
+    assert set(points["ci"]) == set(full["ci"]) and set(points["ci"].values()) == {None}
+    assert points["metrics"] == full["metrics"] and points["metrics"]["recovery_rate"] == 2 / 4
+    for key in ("tasks", "tiers", "tags", "variants", "counts"):
+        assert points["models"][0][key] == full["models"][0][key]
+    score = points["models"][0]["reliability"]
+    assert score["reliability_score"] == full["models"][0]["reliability"]["reliability_score"]
+    assert score["ci"] == {"reliability_score": None}

@@ -21,6 +21,7 @@ JSON) are still verified their own way.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -32,8 +33,9 @@ from sqlalchemy import JSON, Connection, LargeBinary, Text, cast, select, type_c
 
 from toolproof.records import RunConfig
 from toolproof.store import payload
-from toolproof.store.journal import Store, now
+from toolproof.store.journal import OUTCOME_COLUMNS, Store, now
 from toolproof.store.manifest import run_manifests
+from toolproof.store.queries import bulk_read
 from toolproof.store.rows import HASHED_COLUMNS, KEY_COLUMNS, record_hash, row_columns
 from toolproof.store.schema import trials
 
@@ -61,11 +63,14 @@ def trial_hash(result: Any) -> str:
 def run_hash(run_id: str, hashes: Mapping[TrialKey, str]) -> str:
     """sha256 over the run id and its trials' hashes, one line per trial ordered by
     (variant, model, task, trial): `variant<TAB>model<TAB>task<TAB>trial<TAB>sha256`."""
-    digest = hashlib.sha256(f"{run_id}\n".encode())
-    for key in sorted(hashes):
-        variant, model, task_id, index = key
-        digest.update(f"{variant}\t{model}\t{task_id}\t{index}\t{hashes[key]}\n".encode())
-    return digest.hexdigest()
+    return _hash_lines(run_id, sorted((*key, digest) for key, digest in hashes.items()))
+
+
+def _hash_lines(run_id: str, ordered: Iterable[tuple[str, str, str, int, str]]) -> str:
+    """The run hash over (variant, model, task, trial, sha256) rows already in key order."""
+    lines = [f"{run_id}\n"]
+    lines.extend(f"{v}\t{m}\t{t}\t{i}\t{h}\n" for v, m, t, i, h in ordered)
+    return sha256("".join(lines).encode())
 
 
 def trial_name(key: TrialKey) -> str:
@@ -113,18 +118,33 @@ class StoredTrial(NamedTuple):
     problems: tuple[str, ...] = ()
 
 
-def _scan(conn: Connection, run_id: str, first_format: bool) -> list[StoredTrial]:
+def _scan(
+    conn: Connection, run_id: str, first_format: bool, outcomes: list[dict[str, Any]] | None
+) -> list[StoredTrial]:
     """Every trial of the run, hashed from what the store holds (`rows.record_hash` over the
     result's bytes and the columns read back), in key order. Only the first format opens
-    every result (its hash is of the result's canonical JSON). One tight loop: a run may
-    hold 100,000 trials."""
+    every result (its hash is of the result's canonical JSON). Given `outcomes`, the same
+    pass appends each trial's light columns to it, as `Store.outcomes` gives them: the gate
+    reads a run once for its metrics and its verification. One tight loop: a run may hold
+    100,000 trials."""
     hashed = [trials.c[name] for name in HASHED_COLUMNS]
     fields = [cast(c, Text) if isinstance(c.type, JSON) else c for c in hashed]
     keys = [trials.c[name] for name in KEY_COLUMNS]
     raw = type_coerce(trials.c.result, LargeBinary)
-    query = select(trials.c.id, *keys, raw, *fields).where(trials.c.run_id == run_id)
-    seed_at, outcome_at = (6 + HASHED_COLUMNS.index(name) for name in ("seed", "outcome"))
-    as_bytes = payload.stored_bytes
+    rest = [
+        trials.c[name] for name in OUTCOME_COLUMNS if name not in (*KEY_COLUMNS, *HASHED_COLUMNS)
+    ]
+    query = (
+        select(trials.c.id, *keys, raw, *fields, *rest)
+        .where(trials.c.run_id == run_id)
+        .order_by(*keys)
+    )
+    read = ["id", *KEY_COLUMNS, "result", *HASHED_COLUMNS, *(c.name for c in rest)]
+    seed_at, outcome_at = (read.index(name) for name in ("seed", "outcome"))
+    end = 6 + len(HASHED_COLUMNS)
+    pick = itemgetter(*(read.index(name) for name in OUTCOME_COLUMNS))
+    parsed = [name for name in OUTCOME_COLUMNS if isinstance(trials.c[name].type, JSON)]
+    as_bytes, loads = payload.stored_bytes, orjson.loads
     out: list[StoredTrial] = []
     for part in conn.execution_options(yield_per=5000).execute(query).partitions():
         for row in part:
@@ -134,9 +154,14 @@ def _scan(conn: Connection, run_id: str, first_format: bool) -> list[StoredTrial
                 data, problems = _opened(stored)
                 digest = trial_hash(data) if data is not None else sha256(stored)
             else:
-                digest = record_hash(stored, row[6:])
+                digest = record_hash(stored, row[6:end])
             key = (row[1], row[2], row[3], row[4])
             out.append(StoredTrial(key, row[0], digest, row[seed_at], row[outcome_at], problems))
+            if outcomes is not None:
+                light = dict(zip(OUTCOME_COLUMNS, pick(row), strict=True))
+                for name in parsed:
+                    light[name] = loads(light[name])
+                outcomes.append(light)
     out.sort(key=itemgetter(0))
     return out
 
@@ -146,8 +171,10 @@ def written_trials(store: Store, run_id: str) -> list[StoredTrial]:
     a manifest records, without reading a result. Rows from before schema 3 have none: then
     every trial is hashed from what the store holds."""
     keys = [trials.c[name] for name in KEY_COLUMNS]
-    query = select(trials.c.id, *keys, trials.c.sha256, trials.c.seed, trials.c.outcome).where(
-        trials.c.run_id == run_id
+    query = (
+        select(trials.c.id, *keys, trials.c.sha256, trials.c.seed, trials.c.outcome)
+        .where(trials.c.run_id == run_id)
+        .order_by(*keys)
     )
     with store.engine.connect() as conn:
         rows = conn.execute(query).all()
@@ -156,6 +183,28 @@ def written_trials(store: Store, run_id: str) -> list[StoredTrial]:
     out = [StoredTrial((r[1], r[2], r[3], r[4]), r[0], r[5], r[6], r[7]) for r in rows]
     out.sort(key=itemgetter(0))
     return out
+
+
+Entry = tuple[str, str, str, int, int, str, str]
+"""A manifest's trial entry: variant, model, task, trial, seed, outcome, sha256."""
+
+
+def _written_entries(store: Store, run_id: str) -> list[Entry]:
+    """The manifest's trial entries as `Entry` tuples, in key order, from the record
+    hashes written along with the trials: plain rows, as a manifest of 100,000 trials must be
+    recorded in well under a second. Rows from before schema 3 have no hash: then every
+    trial is hashed from what the store holds."""
+    keys = [trials.c[name] for name in KEY_COLUMNS]
+    query = (
+        select(*keys, trials.c.seed, trials.c.outcome, trials.c.sha256)
+        .where(trials.c.run_id == run_id)
+        .order_by(*keys)
+    )
+    with bulk_read(), store.engine.connect() as conn:
+        rows: list[Entry] = [tuple(row) for row in conn.execute(query).all()]
+    if any(row[6] is None for row in rows):
+        return [(*t.key, t.seed, t.outcome, t.hash) for t in read_trials(store, run_id)]
+    return rows
 
 
 def _opened(stored: bytes) -> tuple[Any, tuple[str, ...]]:
@@ -168,10 +217,16 @@ def _opened(stored: bytes) -> tuple[Any, tuple[str, ...]]:
     return data, ()
 
 
-def read_trials(store: Store, run_id: str, first_format: bool = False) -> list[StoredTrial]:
-    """Every trial of the run as stored now, ordered by (variant, model, task, trial)."""
-    with store.engine.connect() as conn:
-        found = _scan(conn, run_id, first_format)
+def read_trials(
+    store: Store,
+    run_id: str,
+    first_format: bool = False,
+    outcomes: list[dict[str, Any]] | None = None,
+) -> list[StoredTrial]:
+    """Every trial of the run as stored now, ordered by (variant, model, task, trial); given
+    `outcomes`, each trial's light columns are appended to it in that order too."""
+    with bulk_read(), store.engine.connect() as conn:
+        found = _scan(conn, run_id, first_format, outcomes)
     if first_format:
         disagreeing = _disagreements(store, [t.row_id for t in found if not t.problems])
         found = [t._replace(problems=tuple(disagreeing.get(t.row_id, t.problems))) for t in found]
@@ -246,17 +301,14 @@ def _about(store: Store, run_id: str) -> dict[str, Any]:
 
 def _entries(stored: list[StoredTrial]) -> list[dict[str, Any]]:
     """The manifest's trial entries, in key order."""
+    return _entry_dicts([(*t.key, t.seed, t.outcome, t.hash) for t in stored])
+
+
+def _entry_dicts(rows: list[Entry]) -> list[dict[str, Any]]:
+    """(variant, model, task, trial, seed, outcome, sha256) rows as the manifest's entries."""
     return [
-        {
-            "variant": t.key[0],
-            "model": t.key[1],
-            "task": t.key[2],
-            "trial": t.key[3],
-            "seed": t.seed,
-            "outcome": t.outcome,
-            "sha256": t.hash,
-        }
-        for t in stored
+        {"variant": v, "model": m, "task": t, "trial": i, "seed": s, "outcome": o, "sha256": h}
+        for v, m, t, i, s, o, h in rows
     ]
 
 
@@ -265,16 +317,20 @@ def build_manifest(
 ) -> dict[str, Any]:
     """The manifest document of a run as the store holds it now."""
     if stored is None:
-        stored = written_trials(store, run_id)
+        rows = _written_entries(store, run_id)
+    else:
+        rows = [(*t.key, t.seed, t.outcome, t.hash) for t in stored]
+    rows.sort()  # in key order already, unless the database collates otherwise
     counts = {"passed": 0, "failed": 0, "infra_error": 0}
-    for t in stored:
-        counts[t.outcome] = counts.get(t.outcome, 0) + 1
+    counts.update(Counter(row[5] for row in rows))
+    with bulk_read():
+        entries = _entry_dicts(rows)
     return {
         "format": MANIFEST_FORMAT,
         **_about(store, run_id),
-        "counts": {**counts, "total": len(stored)},
-        "trials": _entries(stored),
-        "run_hash": run_hash(run_id, {t.key: t.hash for t in stored}),
+        "counts": {**counts, "total": len(rows)},
+        "trials": entries,
+        "run_hash": _hash_lines(run_id, [(*row[:4], row[6]) for row in rows]),
     }
 
 
@@ -369,11 +425,40 @@ def verify_run(store: Store, run_id: str, expect: str | None = None) -> Verifica
     """Recompute the run's hashes from the store and compare them with the manifest."""
     manifest = load_manifest(store, run_id)
     if manifest is None:
-        return Verification(
-            run_id,
-            recorded=False,
-            problems=[f"run {run_id} has no recorded manifest, so nothing to verify against"],
-        )
+        return _unrecorded(run_id)
+    with bulk_read():
+        stored = read_trials(store, run_id, manifest.document.get("format") == FIRST_FORMAT)
+        return _verified(store, manifest, stored, expect)
+
+
+def read_verified(store: Store, run_id: str) -> tuple[list[dict[str, Any]], Verification]:
+    """The run's outcome rows (as `Store.outcomes` gives them) and its verification against
+    its manifest, from one pass over its trials: the rows the gate computes its metrics from
+    are the very ones whose hashes it checks."""
+    manifest = load_manifest(store, run_id)
+    if manifest is None:
+        with bulk_read():
+            return store.outcomes(run_id), _unrecorded(run_id)
+    rows: list[dict[str, Any]] = []
+    first_format = manifest.document.get("format") == FIRST_FORMAT
+    with bulk_read():
+        stored = read_trials(store, run_id, first_format, rows)
+        return rows, _verified(store, manifest, stored)
+
+
+def _unrecorded(run_id: str) -> Verification:
+    return Verification(
+        run_id,
+        recorded=False,
+        problems=[f"run {run_id} has no recorded manifest, so nothing to verify against"],
+    )
+
+
+def _verified(
+    store: Store, manifest: Manifest, stored: list[StoredTrial], expect: str | None = None
+) -> Verification:
+    """The stored trials, read and hashed now, against the recorded manifest."""
+    run_id = manifest.run_id
     out = Verification(
         run_id,
         recorded=True,
@@ -391,7 +476,6 @@ def verify_run(store: Store, run_id: str, expect: str | None = None) -> Verifica
     if recorded.get("run_hash") != manifest.run_hash:
         out.problems.append("the recorded run hash differs from the one in the manifest")
     first_format = recorded.get("format") == FIRST_FORMAT
-    stored = read_trials(store, run_id, first_format)
     about = _about(store, run_id)
     for section in SECTIONS:
         out.problems.extend(_differences(section, recorded.get(section), about.get(section)))
@@ -399,7 +483,7 @@ def verify_run(store: Store, run_id: str, expect: str | None = None) -> Verifica
     if first_format or recorded.get("trials") != _entries(stored):
         bad = _compare_trials(store, recorded.get("trials", []), stored, first_format, out.problems)
         out.tampered = [trial_name(k) for k in bad]
-    recomputed = run_hash(run_id, {t.key: t.hash for t in stored})
+    recomputed = _hash_lines(run_id, [(*t.key, t.hash) for t in stored])  # in key order
     if recomputed != manifest.run_hash and not out.tampered:
         out.problems.append("the run hash recomputed from the stored results differs")
     return out

@@ -24,9 +24,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from toolproof.ci.audit import Verification, verify_run
+from toolproof.ci.audit import Verification, read_verified, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.errors import SuiteError, UsageError
+from toolproof.metrics.breakdown import TaskMeta
 from toolproof.metrics.comparison import Comparison
 from toolproof.metrics.summary import RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
@@ -35,7 +36,7 @@ from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.spec.source import SUITE_FILE, shown, validation_problems
 from toolproof.spec.yamlload import load_yaml
 from toolproof.store.journal import Store
-from toolproof.store.queries import task_metas
+from toolproof.store.queries import bulk_read, task_metas
 
 DEFAULT_MAX_REGRESSION = 0.03
 TOLERANCE = 1e-9
@@ -150,18 +151,32 @@ class Condition:
 
 @dataclass
 class GateResult:
-    """Everything the gate decided, and what the reports need."""
+    """Everything the gate decided, and what the reports need.
+
+    The conditions are decided on `points`, the run's summary without its bootstrapped
+    intervals (no condition reads an interval); `summary`, intervals included, is computed
+    from the same rows when a report first asks for it."""
 
     run: RunRecord
     spec: GateSpec
-    summary: RunSummary
+    points: RunSummary
     conditions: list[Condition]
     trials: list[dict[str, Any]]
+    metas: list[TaskMeta] = field(default_factory=list)
     baseline: str | None = None
     comparison: Comparison | None = None
     verification: Verification | None = None
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    _summary: RunSummary | None = field(default=None, init=False, repr=False)
+
+    @property
+    def summary(self) -> RunSummary:
+        """The run's whole summary, as `toolproof show` gives it at the gate's k values."""
+        if self._summary is None:
+            with bulk_read():
+                self._summary = run_summary(self.run, self.trials, self.metas, self.points.k)
+        return self._summary
 
     @property
     def run_id(self) -> str:
@@ -207,14 +222,18 @@ def evaluate_gate(
         )
     run = store.run(run_id)
     ks = sorted(set(run.config.k) | set(spec.ks()))
-    rows = store.outcomes(run_id)  # read once: the summary and the JUnit cases share them
-    summary = run_summary(run, rows, task_metas(store, run_id), ks)
+    # read once: the summary, the JUnit cases and the manifest's check share them
+    rows, verification = read_verified(store, run_id)
+    metas = task_metas(store, run_id)
+    with bulk_read():
+        summary = run_summary(run, rows, metas, ks, intervals=False)
     result = GateResult(
         run=run,
         spec=spec,
-        summary=summary,
+        points=summary,
         conditions=[],
         trials=rows,
+        metas=metas,
         baseline=baseline,
         sources=list(sources),
     )
@@ -241,9 +260,9 @@ def evaluate_gate(
                 detail="no --baseline run given",
             )
         )
-    result.verification = _integrity(store, run_id, "manifest", result.conditions)
+    result.verification = _integrity(verification, "manifest", result.conditions)
     if baseline:
-        _integrity(store, baseline, "baseline manifest", result.conditions)
+        _integrity(verify_run(store, baseline), "baseline manifest", result.conditions)
     return result
 
 
@@ -384,10 +403,10 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
 
 
 def _integrity(
-    store: Store, run_id: str, what: str, conditions: list[Condition]
+    verification: Verification, what: str, conditions: list[Condition]
 ) -> Verification | None:
+    run_id = verification.run_id
     name = f"{what} verified" if what == "manifest" else f"{what} verified ({run_id})"
-    verification = verify_run(store, run_id)
     if not verification.recorded:
         conditions.append(
             Condition(

@@ -102,6 +102,7 @@ def condition_intervals(
     pass_k: Mapping[str, float],
     weights: Mapping[str, float],
     seed: int = 0,
+    bootstrap: bool = True,
 ) -> dict[str, Any]:
     """Intervals of the metrics in `conditions` (what `conditions_summary` gave for these
     counts and rates) and of the Reliability Score.
@@ -109,7 +110,7 @@ def condition_intervals(
     `counts` holds each task's `recovery_counts` over all of the model's trials (every task
     of the model), `rates` each variant's per-task pass@1, `pass_k` the clean trials'
     per-task pass^k at the score's k, and `weights` the score's weights of its measured
-    components (empty when there is no score).
+    components (empty when there is no score). Without `bootstrap` every interval is None.
 
     Returns {"recovery": {"recovery_rate", "loop_rate", "corrective_action"},
     "by_fault": {kind: interval}, "drift": {"drift_robustness", "ratio_to_clean"},
@@ -160,7 +161,7 @@ def condition_intervals(
         metrics["reliability_score"] = _weighted([(part, w) for part, w in scored if part])
     eligible = {name: m.statistic for name, m in metrics.items() if m and m.support >= MIN_TASKS}
     table_rows = list(zip(*table.columns, strict=True))
-    found = bootstrap_sums(table_rows, eligible, seed=seed) if eligible else {}
+    found = bootstrap_sums(table_rows, eligible, seed=seed) if eligible and bootstrap else {}
 
     def interval(name: str) -> list[float] | None:
         value = found.get(name)

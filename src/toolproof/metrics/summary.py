@@ -140,9 +140,12 @@ def run_summary(
     metas: Sequence[TaskMeta],
     ks: Sequence[int] | None = None,
     infra: InfraPolicy | None = None,
+    intervals: bool = True,
 ) -> RunSummary:
     """The summary of a run from its trial rows; k and the infra policy default to the
-    run's own."""
+    run's own. Without `intervals` the bootstraps are left out and every interval is null:
+    for a reader of point values alone (the gate's conditions), never for one that shows
+    intervals."""
     config = run.config
     chosen_k = list(ks) if ks else list(config.k)
     body = summarize_run(
@@ -155,6 +158,7 @@ def run_summary(
         partial=not run.finished,
         score=config.score or None,
         imported=bool(config.imported),
+        intervals=intervals,
     )
     head: dict[str, Any] = {
         "run_id": run.id,
@@ -205,6 +209,7 @@ def summarize_run(
     partial: bool = False,
     score: Mapping[str, Any] | None = None,
     imported: bool = False,
+    intervals: bool = True,
 ) -> dict[str, Any]:
     """The summary printed, written as JSON and gated on: overall counts and one entry per
     model under `models`; with a single model its entry's fields are also at the top level.
@@ -217,7 +222,7 @@ def summarize_run(
     by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
         by_model[row.get("model", "")].append(row)
-    how = Summarizing(list(ks), infra, seed, partial, score, imported)
+    how = Summarizing(list(ks), infra, seed, partial, score, imported, intervals)
     models = [
         {"model": (labels or {}).get(model, model), **summarize_model(group, metas, how)}
         for model, group in by_model.items()
@@ -257,6 +262,8 @@ class Summarizing:
     score: Mapping[str, Any] | None
     imported: bool = False
     """Results of another harness: no tokens, latencies or error marks were measured."""
+    intervals: bool = True
+    """Bootstrap the intervals of the pass rates and the condition metrics (else null)."""
 
 
 def summarize_model(
@@ -295,7 +302,13 @@ def summarize_model(
     out["reliability"]["notes"] = score_notes(out["reliability"], why_not)
     measured = out["reliability"]["weights_used"]
     intervals = condition_intervals(
-        counts, rates, conditions, pass_k or {}, {name: weights[name] for name in measured}, seed
+        counts,
+        rates,
+        conditions,
+        pass_k or {},
+        {name: weights[name] for name in measured},
+        seed,
+        bootstrap=how.intervals,
     )
     _attach(conditions, out["reliability"], intervals)
     recovery = conditions["recovery"]
@@ -461,7 +474,7 @@ def summarize_group(
     table = [[per[t.task_id][name] for name in names] for t in tasks]
     # An interval over tasks needs two tasks at least: over one it would be a point, and
     # show a certainty the run does not have. Then it is null, as for the condition metrics.
-    intervals = bootstrap_means(table, seed=seed) if len(tasks) >= 2 else []
+    intervals = bootstrap_means(table, seed=seed) if len(tasks) >= 2 and how.intervals else []
     out["ci"] = dict.fromkeys(names) | {
         name: list(interval) for name, interval in zip(names, intervals, strict=False)
     }
