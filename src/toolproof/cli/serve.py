@@ -18,9 +18,7 @@ from toolproof.cli.options import (
     SuiteArg,
 )
 from toolproof.errors import UsageError
-from toolproof.runner.served import serve
 from toolproof.store.journal import Store
-from toolproof.suite import load_suite
 
 
 def serve_tools(
@@ -50,6 +48,9 @@ def serve_tools(
     fresh: Annotated[bool, typer.Option(help="Put the trial in a new run.")] = False,
 ) -> None:
     """Serve one trial's tools (faults and drift applied) as an MCP server, then grade it."""
+    from toolproof.runner.served import serve
+    from toolproof.suite import load_suite
+
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport!r}: use 'stdio' or 'http'")
     if time_scale <= 0:

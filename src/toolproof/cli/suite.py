@@ -35,15 +35,11 @@ from toolproof.cli.options import (
 )
 from toolproof.cli.output import console, errors, finish, with_threshold_ks, writable
 from toolproof.errors import UsageError
-from toolproof.models.registry import DEFAULT_MODEL
 from toolproof.records import RunRecord
 from toolproof.report.terminal import RunProgress
 from toolproof.results import TrialResult
-from toolproof.runner.run import RunRequest, RunStart, run_suite
 from toolproof.store.journal import Store
 from toolproof.store.queries import open_existing, stored_summary
-from toolproof.suite import load_suite
-from toolproof.telemetry import OtelOptions, check_options, open_export
 
 
 def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt = None) -> None:
@@ -52,6 +48,7 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt
     fails every task. Rubrics are judged only with a judge model."""
     from toolproof.runner.judging import resolve_judge
     from toolproof.runner.validate import validate_conditions, validate_suite
+    from toolproof.suite import load_suite
 
     loaded = load_suite(suite)
     for warning in loaded.warnings:
@@ -218,6 +215,11 @@ def run(
     otel_content: OtelContentOpt = False,
 ) -> None:
     """Run every task many times and report pass^k; an unfinished same run is resumed."""
+    from toolproof.models.registry import DEFAULT_MODEL
+    from toolproof.runner.run import RunRequest, RunStart, run_suite
+    from toolproof.suite import load_suite
+    from toolproof.telemetry import OtelOptions, check_options, open_export
+
     writable(json_path, "--json")
     writable(otel_file, "--otel-file")
     otel = OtelOptions(otel_endpoint, otel_file, otel_content)
@@ -375,6 +377,7 @@ def regrade(
     from toolproof.runner.judging import resolve_judge
     from toolproof.runner.regrade import regrade_run
     from toolproof.runtime import services_on_demand
+    from toolproof.suite import load_suite
 
     writable(json_path, "--json")
     journal = open_existing(store)

@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolproof.cli.options import StoreOpt
 from toolproof.cli.output import console, errors, writable
 from toolproof.errors import UsageError
-from toolproof.suite.loaded import Suite
+
+if TYPE_CHECKING:  # the suite machinery loads only when a command reads a suite
+    from toolproof.suite.loaded import Suite
 
 TracesArg = Annotated[
     Path,
