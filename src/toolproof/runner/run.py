@@ -29,6 +29,7 @@ from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.spec.source import Task
 from toolproof.store.journal import NewRun, Store
 from toolproof.store.queries import stored_summary
+from toolproof.store.writer import TrialWriter
 from toolproof.suite.loaded import Suite
 from toolproof.users.scripted import UserFactory
 
@@ -370,20 +371,23 @@ async def drive(
 
         budget = Budget(config.max_cost, store.spent(run_id))
 
+        writer = TrialWriter(store, run_id)
+
         def record(result: TrialResult) -> None:
-            store.write(run_id, result)
+            writer.put(result)
             budget.add(result.cost_usd)
             on_result(result)
 
         def stop() -> bool:
-            return budget.reached() or lease.lost.is_set()
+            return budget.reached() or lease.lost.is_set() or writer.failure is not None
 
         try:
-            with fewer_collections():
+            with writer, fewer_collections():
                 for key, setup in setups.items():
                     batch = [s for s in todo if s.variant == key]
                     concurrency = setup.concurrency or config.concurrency
-                    await execute(batch, run_one, concurrency, record, stop)
+                    early = config.max_cost is None  # a budget counts each trial first
+                    await execute(batch, run_one, concurrency, record, stop, early=early)
         finally:
             await close_shared()  # the run's connections to model providers
         if lease.lost.is_set():

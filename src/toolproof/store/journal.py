@@ -288,6 +288,23 @@ class Store:
                 f"cannot record {result.task_id} trial {result.trial} in {self.url}: {exc.orig}"
             ) from None
 
+    def write_many(self, run_id: str, results: list[TrialResult]) -> None:
+        """Record finished trials in one transaction (the run's writer thread batches them).
+        When one of them is already recorded, each is written on its own instead, so the
+        error names that trial and the others are kept."""
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(trials.insert(), [{"run_id": run_id, **trial_row(r)} for r in results])
+        except IntegrityError:
+            for result in results:
+                self.write(run_id, result)
+        except DBAPIError as exc:
+            first = results[0]
+            raise StoreError(
+                f"cannot record {first.task_id} trial {first.trial} and {len(results) - 1} "
+                f"more in {self.url}: {exc.orig}"
+            ) from None
+
     def spent(self, run_id: str) -> float:
         """USD spent on a run's recorded trials (unpriced trials count 0)."""
         query = select(func.coalesce(func.sum(trials.c.cost_usd), 0.0)).where(
