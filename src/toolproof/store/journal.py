@@ -1,4 +1,5 @@
-"""The journal: runs and their trials, each trial written in its own transaction at once.
+"""The journal: runs and their trials, each trial written as soon as it is finished (a run
+hands them to its writer thread, `writer.py`, which writes a batch per transaction).
 
 A run killed at any point resumes by running only the trials the journal lacks; the unique
 key (run, variant, model, task, trial) makes running a trial twice impossible to record, and
