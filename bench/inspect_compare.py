@@ -23,25 +23,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import resource
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from headline import write_suite
+from headline import cpu_s, write_suite
 
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
 from toolproof.suite import load_suite
 
 ANSWER = "It is 7319."
-
-
-def cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def timed(work: Eval, tasks: int, trials: int) -> tuple[float, float, int]:
