@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from types import TracebackType
 
 from toolproof.results import TrialResult
@@ -26,9 +27,16 @@ class TrialWriter:
     A write that fails stops the writer: `failure` holds the error (a StoreError, or a bug),
     which `put` and `close` raise; later results are not written."""
 
-    def __init__(self, store: Store, run_id: str) -> None:
+    def __init__(
+        self,
+        store: Store,
+        run_id: str,
+        on_written: Callable[[list[TrialResult]], None] = lambda _: None,
+    ) -> None:
+        """`on_written` is called on the writer's thread with each batch once it is committed."""
         self.store = store
         self.run_id = run_id
+        self._on_written = on_written
         self.failure: Exception | None = None
         self._queue: queue.SimpleQueue[TrialResult | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._write_until_closed, daemon=True)
@@ -62,6 +70,7 @@ class TrialWriter:
             if batch and self.failure is None:
                 try:
                     self.store.write_many(self.run_id, batch)
+                    self._on_written(batch)
                 except Exception as exc:  # raised on the loop by the next put, or close
                     self.failure = exc
 
