@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 from concurrency import TOOLS, rss_mb
-from stub_server import Answer, serve, start
+from stub_server import Answer, serve, server_stats, start
 
 from toolproof.results import TrialResult
 from toolproof.runner.run import RunRequest, RunStart, run_suite
@@ -94,6 +94,7 @@ def cpu_s() -> float:
 
 
 def one_level(root: Path, url: str, args: argparse.Namespace, concurrency: int) -> None:
+    """One run at `concurrency`, with what its time went to."""
     suite = load_suite(root)
     store = Store(str(root / f"c{concurrency}.db"))
     models = [f"openai-compatible/m{i + 1}" for i in range(args.models)]
@@ -120,9 +121,13 @@ def one_level(root: Path, url: str, args: argparse.Namespace, concurrency: int) 
         if done % max(1, total // 10) == 0:
             samples.append((done, rss_mb()))
 
+    server = server_stats(url.removesuffix("/v1"))
     cpu, clock = cpu_s(), time.perf_counter()
     report = asyncio.run(run_suite(suite, request, store, on_start=on_start, on_result=on_result))
     wall, cpu = time.perf_counter() - clock, cpu_s() - cpu
+    after = server_stats(url.removesuffix("/v1"))
+    answers = after["answers"] - server["answers"]
+    late = (after["late_s"] - server["late_s"]) / max(1, answers)
     counts = report.summary.counts
     ideal = math.ceil(total / concurrency) * args.turns * args.delay
     calls = total * args.turns
@@ -135,6 +140,12 @@ def one_level(root: Path, url: str, args: argparse.Namespace, concurrency: int) 
         f"  of which: {first - clock:.1f} s before the first trial (clients, gold replay), "
         f"{last - first:.1f} s of trials ({last - first - ideal:+.1f} s over ideal), "
         f"{clock + wall - last:.1f} s after the last (summary)"
+    )
+    per_slot = math.ceil(total / concurrency) * args.turns  # model calls one after another
+    print(
+        f"  the server answered {1000 * late:.1f} ms late on average (at most "
+        f"{1000 * after['max_late_s']:.0f} ms so far): ~{late * per_slot:.1f} s of the "
+        f"{per_slot} calls a slot makes in turn, time the server's process took, not the harness"
     )
     print(f"  harness CPU {cpu:.1f} s: {1000 * cpu / calls:.2f} ms per model call")
     print("  RSS (MiB) after N trials: " + ", ".join(f"{n}: {mb:.0f}" for n, mb in samples))

@@ -53,8 +53,15 @@ class PriceTable:
 
     def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
         self.prices = {**BUNDLED, **(overrides or {})}
+        self._found: dict[str, Price | None] = {}
 
     def price(self, model: str) -> Price | None:
+        """The model's price, looked up once per name: every model call asks for it."""
+        if model not in self._found:
+            self._found[model] = self._look_up(model)
+        return self._found[model]
+
+    def _look_up(self, model: str) -> Price | None:
         if model in self.prices:
             return self.prices[model]
         if model.startswith("local/"):  # any model run in process costs nothing per token

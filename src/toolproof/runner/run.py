@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import hashlib
 import json
@@ -29,6 +30,7 @@ from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.spec.source import Task
 from toolproof.store.journal import NewRun, Store
 from toolproof.store.queries import stored_summary
+from toolproof.store.writer import TrialWriter
 from toolproof.suite.loaded import Suite
 from toolproof.users.scripted import UserFactory
 
@@ -370,20 +372,27 @@ async def drive(
 
         budget = Budget(config.max_cost, store.spent(run_id))
 
+        told = Stored(on_result, asyncio.get_running_loop())
+        writer = TrialWriter(store, run_id, told.written)
+
         def record(result: TrialResult) -> None:
-            store.write(run_id, result)
+            told.check()
+            writer.put(result)
             budget.add(result.cost_usd)
-            on_result(result)
 
         def stop() -> bool:
-            return budget.reached() or lease.lost.is_set()
+            failed = writer.failure is not None or told.failure is not None
+            return budget.reached() or lease.lost.is_set() or failed
 
         try:
-            with fewer_collections():
+            with writer, fewer_collections():
                 for key, setup in setups.items():
                     batch = [s for s in todo if s.variant == key]
                     concurrency = setup.concurrency or config.concurrency
-                    await execute(batch, run_one, concurrency, record, stop)
+                    early = config.max_cost is None  # a budget counts each trial first
+                    await execute(batch, run_one, concurrency, record, stop, early=early)
+            await asyncio.sleep(0)  # on_result for the last batch, told as the writer closed
+            told.check()
         finally:
             await close_shared()  # the run's connections to model providers
         if lease.lost.is_set():
@@ -404,6 +413,32 @@ async def drive(
         summary=stored_summary(store, run_id),
         stopped=budget.reached(),
     )
+
+
+@dataclass
+class Stored:
+    """Tells the caller's `on_result` of each trial once it is in the store, on the event
+    loop (the writer's thread hands each committed batch over), so progress never counts a
+    trial a kill could still lose. What `on_result` raises stops the run (`check`)."""
+
+    on_result: Callable[[TrialResult], None]
+    loop: asyncio.AbstractEventLoop
+    failure: Exception | None = None
+
+    def written(self, batch: list[TrialResult]) -> None:
+        self.loop.call_soon_threadsafe(self._tell, batch)
+
+    def _tell(self, batch: list[TrialResult]) -> None:
+        try:
+            for result in batch:
+                if self.failure is None:
+                    self.on_result(result)
+        except Exception as exc:
+            self.failure = exc
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise self.failure
 
 
 EXECUTORS = ("local", "ray")

@@ -19,6 +19,7 @@ from toolproof.graders.rubric import JudgeRecord
 from toolproof.results import TrialResult
 from toolproof.runner.grading import derived, judge
 from toolproof.runner.judging import JudgeModel, judge_rubric
+from toolproof.runner.local import hand_over
 from toolproof.runner.plan import TrialSpec
 from toolproof.runtime import TrialEnvironment
 from toolproof.seeds import stream_seed
@@ -109,6 +110,7 @@ async def run_trial(trial: Trial) -> TrialResult:
                 rubric = await judge_rubric(trial.judge, task, transcript, spec.seed)
             except InfraError as exc:
                 infra = str(exc)
+    await hand_over()  # no more I/O: the next trial need not wait for this one's grading
     judgement = None
     graded: dict[str, Any] = {"outcome": "infra_error", "reason": infra}
     if not infra:

@@ -1,4 +1,5 @@
-"""The journal: runs and their trials, each trial written in its own transaction at once.
+"""The journal: runs and their trials, each trial written as soon as it is finished (a run
+hands them to its writer thread, `writer.py`, which writes a batch per transaction).
 
 A run killed at any point resumes by running only the trials the journal lacks; the unique
 key (run, variant, model, task, trial) makes running a trial twice impossible to record, and
@@ -286,6 +287,23 @@ class Store:
         except DBAPIError as exc:
             raise StoreError(
                 f"cannot record {result.task_id} trial {result.trial} in {self.url}: {exc.orig}"
+            ) from None
+
+    def write_many(self, run_id: str, results: list[TrialResult]) -> None:
+        """Record finished trials in one transaction (the run's writer thread batches them).
+        When one of them is already recorded, each is written on its own instead, so the
+        error names that trial and the others are kept."""
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(trials.insert(), [{"run_id": run_id, **trial_row(r)} for r in results])
+        except IntegrityError:
+            for result in results:
+                self.write(run_id, result)
+        except DBAPIError as exc:
+            first = results[0]
+            raise StoreError(
+                f"cannot record {first.task_id} trial {first.trial} and {len(results) - 1} "
+                f"more in {self.url}: {exc.orig}"
             ) from None
 
     def spent(self, run_id: str) -> float:
