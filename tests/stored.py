@@ -3,6 +3,7 @@ it: shared by the tests of compare, the gate, audit and the PostgreSQL store."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -33,19 +35,46 @@ def mini_suite(root: Path, extra: str = "") -> Path:
     return root
 
 
-def toolproof_ci(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the command line as a user would."""
+def toolproof_ci(
+    *args: str | Path, cwd: Path | None = None, stdin: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run the command line as a user would (typing `stdin`, if given)."""
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "toolproof", *map(str, args)],
         cwd=cwd,
         env=env,
+        input=stdin,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
     assert "Traceback" not in result.stdout + result.stderr, result.stderr
     return result
+
+
+def run_json(
+    tmp_path: Path, suite: str | Path, *flags: str | Path, timeout: float = 120
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """`toolproof run SUITE FLAGS` from the shell, two trials of each task with k 1,2, into
+    `tmp_path`'s runs.db, and the JSON summary it wrote to run.json ({} when it wrote none)."""
+    out = tmp_path / "run.json"
+    done = toolproof_ci(
+        "run",
+        suite,
+        "--trials",
+        "2",
+        "--k",
+        "1,2",
+        "--store",
+        tmp_path / "runs.db",
+        "--json",
+        out,
+        *flags,
+        cwd=tmp_path,
+        timeout=timeout,
+    )
+    return done, json.loads(out.read_text()) if out.exists() else {}
 
 
 @dataclass

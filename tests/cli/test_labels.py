@@ -5,32 +5,20 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from stored import toolproof_ci
 from support import MINI_FILES, write_files
 
 from toolproof.store.journal import Store
 from toolproof.store.labels import run_labels
 
-CLI = Path(sys.executable).parent / "toolproof"
-
 
 def toolproof(*args: str | Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    done = subprocess.run(
-        [str(CLI), *map(str, args)],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
+    """The command as a user types it, with nothing (or `stdin`) typed in."""
+    return toolproof_ci(*args, stdin=stdin)
 
 
 @pytest.fixture

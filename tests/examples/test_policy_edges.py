@@ -5,11 +5,11 @@ policy_adherence."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from stored import run_json, toolproof_ci
 
 RETAIL = Path(__file__).parents[2] / "examples" / "retail"
 
@@ -29,31 +29,7 @@ tasks:
 
 
 def run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    out = tmp_path / "summary.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "toolproof",
-            "run",
-            str(RETAIL),
-            "--trials",
-            "2",
-            "--k",
-            "1,2",
-            "--store",
-            str(tmp_path / "s.db"),
-            "--json",
-            str(out),
-            "--fail-under",
-            "policy_adherence=0.95",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return done, json.loads(out.read_text()) if out.exists() else {}
+    return run_json(tmp_path, RETAIL, "--fail-under", "policy_adherence=0.95", *args, timeout=300)
 
 
 def test_the_oracle_keeps_every_policy_rule_on_the_policy_edge_tasks(tmp_path: Path) -> None:
@@ -99,23 +75,15 @@ def test_the_right_end_state_with_the_required_check_skipped_fails_on_policy(
     assert "policy_adherence" in out
     # the gate's Markdown shows who is to blame and the violations per rule
     markdown = tmp_path / "gate.md"
-    gate = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "toolproof",
-            "gate",
-            summary["run_id"],
-            "--store",
-            str(tmp_path / "s.db"),
-            "--min",
-            "policy_adherence=0.95",
-            "--markdown",
-            str(markdown),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    gate = toolproof_ci(
+        "gate",
+        summary["run_id"],
+        "--store",
+        tmp_path / "runs.db",
+        "--min",
+        "policy_adherence=0.95",
+        "--markdown",
+        markdown,
     )
     assert gate.returncode == 1, gate.stdout + gate.stderr
     text = markdown.read_text()

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from stored import run_json
 
 from toolproof.runner.validate import validate_suite
 from toolproof.suite import Suite, load_suite
 
 RETAIL = Path(__file__).parents[2] / "examples" / "retail"
-CLI = str(Path(sys.executable).parent / "toolproof")
 
 
 @pytest.fixture(scope="module")
@@ -62,31 +59,8 @@ def test_retail_world_is_deterministic(retail: Suite) -> None:
 
 
 def test_retail_oracle_run_from_the_shell(tmp_path: Path) -> None:
-    out = tmp_path / "out.json"
-    done = subprocess.run(
-        [
-            CLI,
-            "run",
-            str(RETAIL),
-            "--agent",
-            "oracle",
-            "--trials",
-            "2",
-            "--k",
-            "1,2",
-            "--store",
-            str(tmp_path / "s.db"),
-            "--json",
-            str(out),
-            "--fail-under",
-            "pass^2=1.0",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done, summary = run_json(tmp_path, RETAIL, "--agent", "oracle", "--fail-under", "pass^2=1.0")
     assert done.returncode == 0, done.stderr
-    summary = json.loads(out.read_text())
     assert summary["counts"]["failed"] == 0 and summary["counts"]["passed"] == 2 * len(
         summary["tasks"]
     )

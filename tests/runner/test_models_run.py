@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from servers import HANG, Raw, completion, model_server, openai_server
+from stored import run_json
 from support import MINI_FILES, write_files
 
 from toolproof.store import Store
@@ -52,10 +53,10 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_two_models_in_one_run_give_a_row_each_with_cost_per_pass(
     priced: Path, tmp_path: Path
 ) -> None:
-    out = tmp_path / "out.json"
     with openai_server(answer) as (url, seen):
-        done = run(
-            str(priced),
+        done, summary = run_json(
+            tmp_path,
+            priced,
             "--model",
             "openai-compatible/good",
             "--model",
@@ -64,17 +65,8 @@ def test_two_models_in_one_run_give_a_row_each_with_cost_per_pass(
             url,
             "--tasks",
             "status",
-            "--trials",
-            "2",
-            "--k",
-            "1,2",
-            "--store",
-            str(tmp_path / "s.db"),
-            "--json",
-            str(out),
         )
     assert done.returncode == 0, done.stderr
-    summary = json.loads(out.read_text())
     models = {m["model"]: m for m in summary["models"]}
     assert set(models) == {"openai-compatible/good", "openai-compatible/bad"}
     assert "metrics" not in summary  # several models: metrics live under models

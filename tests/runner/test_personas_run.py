@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from stored import mini_suite, toolproof_ci
+from stored import mini_suite, run_json, toolproof_ci
 
 from toolproof.agents.baselines import ADVERSARIES
 from toolproof.errors import UsageError
@@ -56,22 +56,8 @@ def test_retail_with_two_personas_and_two_checkpoints_reports_both_sections(
 
 def run_retail(tmp_path: Path, *flags: str) -> Any:
     """`toolproof run` of the retail example with the oracle, two trials of each task."""
-    return toolproof_ci(
-        "run",
-        EXAMPLES / "retail",
-        "--agent",
-        "oracle",
-        *flags,
-        "--trials",
-        "2",
-        "--k",
-        "1,2",
-        "--store",
-        tmp_path / "runs.db",
-        "--json",
-        tmp_path / "run.json",
-        cwd=tmp_path,
-    )
+    done, _ = run_json(tmp_path, EXAMPLES / "retail", "--agent", "oracle", *flags)
+    return done
 
 
 def run(suite: str, agent: str, tmp_path: Path, **request: Any) -> dict[str, Any]:
