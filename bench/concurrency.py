@@ -107,7 +107,7 @@ def main() -> None:
     ideal = math.ceil(args.trials / args.concurrency) * args.turns * args.latency
     shape = f"{args.trials} trials x {args.turns} turns of {args.latency}s"
     print(f"{shape} at concurrency {args.concurrency}")
-    print(f"passed {report.summary['counts']['passed']} of {report.summary['counts']['total']}")
+    print(f"passed {report.summary.counts.passed} of {report.summary.counts.total}")
     print(f"wall {wall:.2f} s, ideal {ideal:.2f} s, overhead {100 * (wall / ideal - 1):.1f}%")
     print("RSS (MiB) after N trials: " + ", ".join(f"{n}: {mb:.1f}" for n, mb in samples))
     print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")

@@ -44,7 +44,7 @@ def main() -> None:
     print(
         f"{len(suite.tasks)} tasks x {args.trials} trials per level, time scale {args.time_scale}"
     )
-    variants = report.summary["models"][0]["variants"]
+    variants = report.summary.as_json()["models"][0]["variants"]
     for key, variant in sorted(variants.items(), key=lambda kv: int(kv[0].split(":")[1])):
         load = variant["load"]
         print(
