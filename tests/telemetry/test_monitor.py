@@ -80,9 +80,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Sampled:
     if importlib.util.find_spec("opentelemetry.sdk") is None:
         pytest.skip("the otel extra is not installed")
     root = tmp_path_factory.mktemp("monitor")
-    baseline = traced_run(root / "baseline", GOOD_SCRIPT, "--otel-content", trials=4)
-    again = traced_run(root / "again", GOOD_SCRIPT, "--otel-content", trials=4)
-    worse = traced_run(root / "worse", BAD_SCRIPT, "--otel-content", trials=4)
+    # each model turn takes 0.1 s, so a conversation's latency is the agent's and not the
+    # machine's scheduling noise (a few milliseconds, over the 5% margin of a 3 ms trial)
+    paced = "latency_s: 0.1\n"
+    baseline = traced_run(root / "baseline", paced + GOOD_SCRIPT, "--otel-content", trials=4)
+    again = traced_run(root / "again", paced + GOOD_SCRIPT, "--otel-content", trials=4)
+    worse = traced_run(root / "worse", paced + BAD_SCRIPT, "--otel-content", trials=4)
     return Sampled(baseline, again.traces, worse.traces)
 
 
