@@ -6,15 +6,19 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from sqlalchemy import select, update
 from stored import invoke, mini_suite, stored_run, toolproof_ci
 
+from toolproof.ci import audit
 from toolproof.ci.audit import (
     REDACTED,
+    Verification,
     build_manifest,
     canonical_json,
     load_manifest,
@@ -72,6 +76,73 @@ def test_one_pass_gives_the_outcome_rows_and_their_verification(
     bare = stored_run(store, {"cancel": "PF"})
     rows, verification = read_verified(store, bare)
     assert rows == store.outcomes(bare) and not verification.recorded
+
+
+def _dies(url: str, run_id: str) -> Verification:
+    """A verifier whose process is killed before it answers."""
+    os._exit(1)
+
+
+forks = pytest.mark.skipif(not audit._forks(), reason="verification aside needs fork (Linux)")
+
+
+@forks
+def test_the_gate_reads_its_rows_while_a_forked_process_verifies(
+    store: Store, recorded: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    aside = audit._read_while_verified_aside(store, recorded)
+    assert aside is not None
+    monkeypatch.setattr(audit, "_forks", lambda: False)
+    assert read_verified(store, recorded) == aside  # the same as one pass in this process
+    sql(store, "UPDATE trials SET outcome = 'passed' WHERE task_id = 'cancel' AND trial = 2")
+    monkeypatch.undo()
+    rows, verification = read_verified(store, recorded)
+    assert verification.tampered == ["task cancel trial 2"]
+    assert [r["outcome"] for r in rows if r["task_id"] == "cancel"] == ["passed"] * 3
+
+
+@forks
+def test_a_commit_while_the_gate_reads_sends_it_back_to_one_pass(
+    store: Store, recorded: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read = Store.outcomes
+
+    def read_then_another_writes(self: Store, run_id: str, conn: Any = None) -> Any:
+        rows = read(self, run_id, conn)
+        sql(Store(self.url), "UPDATE trials SET reason = 'edited' WHERE trial = 0")
+        return rows
+
+    monkeypatch.setattr(Store, "outcomes", read_then_another_writes)
+    assert audit._read_while_verified_aside(store, recorded) is None
+    rows, verification = read_verified(store, recorded)  # read again, in one pass
+    assert {r["reason"] for r in rows if r["trial"] == 0} == {"edited"}
+    assert verification.tampered == ["task cancel trial 0", "task status trial 0"]
+
+
+@forks
+def test_a_verifier_that_dies_sends_the_gate_back_to_one_pass(
+    store: Store, recorded: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit, "_verify_elsewhere", _dies)
+    assert audit._read_while_verified_aside(store, recorded) is None
+    rows, verification = read_verified(store, recorded)
+    assert verification.ok and rows == store.outcomes(recorded)
+
+
+def test_the_manifest_is_stored_as_the_canonical_json_its_hash_is_taken_of(
+    store: Store, recorded: str
+) -> None:
+    with store.engine.connect() as conn:
+        query = "SELECT document, manifest_hash FROM run_manifests"
+        text, digest = conn.exec_driver_sql(query).one()
+    assert hashlib.sha256(text.encode()).hexdigest() == digest
+    assert text.encode() == canonical_json(json.loads(text))
+    # as an earlier version wrote it (keys unsorted, spaced): still verified
+    sql(store, "UPDATE run_manifests SET document = ?", json.dumps(json.loads(text), indent=1))
+    assert verify_run(store, recorded).ok
+    sql(store, "UPDATE run_manifests SET document = ?", text.replace('"seed":0', '"seed":7'))
+    problems = verify_run(store, recorded).problems
+    assert "the recorded manifest document does not match its recorded hash" in problems
 
 
 def test_manifest_holds_the_run_s_evidence(store: Store) -> None:

@@ -21,22 +21,33 @@ JSON) are still verified their own way.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
-from sqlalchemy import JSON, Connection, LargeBinary, Text, cast, select, type_coerce
+from sqlalchemy import JSON, Connection, LargeBinary, Text, cast, select, text, type_coerce
 
 from toolproof.records import RunConfig
 from toolproof.store import payload
 from toolproof.store.journal import OUTCOME_COLUMNS, Store, now
 from toolproof.store.manifest import run_manifests
 from toolproof.store.queries import bulk_read
-from toolproof.store.rows import HASHED_COLUMNS, KEY_COLUMNS, record_hash, row_columns
+from toolproof.store.rows import (
+    HASHED_COLUMNS,
+    KEY_COLUMNS,
+    JsonText,
+    outcome_dicts,
+    record_hash,
+    row_columns,
+)
 from toolproof.store.schema import trials
 
 MANIFEST_FORMAT = "toolproof-manifest/2"
@@ -127,25 +138,22 @@ def _scan(
     pass appends each trial's light columns to it, as `Store.outcomes` gives them: the gate
     reads a run once for its metrics and its verification. One tight loop: a run may hold
     100,000 trials."""
-    hashed = [trials.c[name] for name in HASHED_COLUMNS]
-    fields = [cast(c, Text) if isinstance(c.type, JSON) else c for c in hashed]
-    keys = [trials.c[name] for name in KEY_COLUMNS]
-    raw = type_coerce(trials.c.result, LargeBinary)
-    rest = [
-        trials.c[name] for name in OUTCOME_COLUMNS if name not in (*KEY_COLUMNS, *HASHED_COLUMNS)
-    ]
-    query = (
-        select(trials.c.id, *keys, raw, *fields, *rest)
-        .where(trials.c.run_id == run_id)
-        .order_by(*keys)
-    )
-    read = ["id", *KEY_COLUMNS, "result", *HASHED_COLUMNS, *(c.name for c in rest)]
+    read = ["id", *KEY_COLUMNS, "result", *HASHED_COLUMNS]
+    if outcomes is not None:
+        read += [n for n in OUTCOME_COLUMNS if n not in read]
+    # Plain SQL: its rows come as the driver gives them, without a conversion per value
+    # (JSON columns as their stored text, the result as its stored bytes).
+    fields = [f"CAST({n} AS TEXT)" if isinstance(trials.c[n].type, JSON) else n for n in read]
+    query = text(
+        f"SELECT {', '.join(fields)} FROM trials WHERE run_id = :run_id "
+        f"ORDER BY {', '.join(KEY_COLUMNS)}"
+    ).bindparams(run_id=run_id)
     seed_at, outcome_at = (read.index(name) for name in ("seed", "outcome"))
     end = 6 + len(HASHED_COLUMNS)
-    pick = itemgetter(*(read.index(name) for name in OUTCOME_COLUMNS))
-    parsed = [name for name in OUTCOME_COLUMNS if isinstance(trials.c[name].type, JSON)]
-    as_bytes, loads = payload.stored_bytes, orjson.loads
+    pick = itemgetter(*(read.index(name) for name in OUTCOME_COLUMNS if name in read))
+    as_bytes = payload.stored_bytes
     out: list[StoredTrial] = []
+    light: list[tuple[Any, ...]] = []
     for part in conn.execution_options(yield_per=5000).execute(query).partitions():
         for row in part:
             stored = row[5] if type(row[5]) is bytes else as_bytes(row[5])
@@ -158,10 +166,9 @@ def _scan(
             key = (row[1], row[2], row[3], row[4])
             out.append(StoredTrial(key, row[0], digest, row[seed_at], row[outcome_at], problems))
             if outcomes is not None:
-                light = dict(zip(OUTCOME_COLUMNS, pick(row), strict=True))
-                for name in parsed:
-                    light[name] = loads(light[name])
-                outcomes.append(light)
+                light.append(pick(row))
+    if outcomes is not None:
+        outcomes.extend(outcome_dicts(OUTCOME_COLUMNS, light))
     out.sort(key=itemgetter(0))
     return out
 
@@ -341,6 +348,15 @@ class Manifest:
     manifest_hash: str
     run_hash: str
     document: dict[str, Any]
+    written: bytes = b""
+    """The document as the store holds it: its canonical JSON, unless an older version
+    wrote it."""
+
+    def intact(self) -> bool:
+        """Whether the document is the one its recorded hash was taken of."""
+        if sha256(self.written) == self.manifest_hash:
+            return True
+        return sha256(canonical_json(self.document)) == self.manifest_hash
 
 
 def record_manifest(store: Store, run_id: str) -> Manifest:
@@ -348,18 +364,20 @@ def record_manifest(store: Store, run_id: str) -> Manifest:
     re-graded run records again). Call it when the run finishes."""
     store.check_sound()
     document = build_manifest(store, run_id)
+    written = canonical_json(document)  # stored as it is hashed: `verify` needs no re-dump
     manifest = Manifest(
         run_id=run_id,
         recorded_at=now(),
-        manifest_hash=sha256(canonical_json(document)),
+        manifest_hash=sha256(written),
         run_hash=document["run_hash"],
         document=document,
+        written=written,
     )
     values = {
         "recorded_at": manifest.recorded_at,
         "manifest_hash": manifest.manifest_hash,
         "run_hash": manifest.run_hash,
-        "document": document,
+        "document": JsonText(written.decode()),
     }
     with store.engine.begin() as conn:
         conn.execute(run_manifests.delete().where(run_manifests.c.run_id == run_id))
@@ -370,20 +388,22 @@ def record_manifest(store: Store, run_id: str) -> Manifest:
 def load_manifest(store: Store, run_id: str) -> Manifest | None:
     """The recorded manifest of a run, if any."""
     store.run(run_id)
+    columns = [c for c in run_manifests.c if c.name != "document"]
+    query = select(*columns, cast(run_manifests.c.document, Text).label("document")).where(
+        run_manifests.c.run_id == run_id
+    )
     with store.engine.connect() as conn:
-        row = (
-            conn.execute(select(run_manifests).where(run_manifests.c.run_id == run_id))
-            .mappings()
-            .first()
-        )
+        row = conn.execute(query).mappings().first()
     if row is None:
         return None
+    written = row["document"].encode()
     return Manifest(
         run_id=run_id,
         recorded_at=row["recorded_at"],
         manifest_hash=row["manifest_hash"],
         run_hash=row["run_hash"],
-        document=dict(row["document"]),
+        document=orjson.loads(written),
+        written=written,
     )
 
 
@@ -435,6 +455,9 @@ def read_verified(store: Store, run_id: str) -> tuple[list[dict[str, Any]], Veri
     """The run's outcome rows (as `Store.outcomes` gives them) and its verification against
     its manifest, from one pass over its trials: the rows the gate computes its metrics from
     are the very ones whose hashes it checks."""
+    aside = _read_while_verified_aside(store, run_id)
+    if aside is not None:
+        return aside
     manifest = load_manifest(store, run_id)
     if manifest is None:
         with bulk_read():
@@ -444,6 +467,51 @@ def read_verified(store: Store, run_id: str) -> tuple[list[dict[str, Any]], Veri
     with bulk_read():
         stored = read_trials(store, run_id, first_format, rows)
         return rows, _verified(store, manifest, stored)
+
+
+def _read_while_verified_aside(
+    store: Store, run_id: str
+) -> tuple[list[dict[str, Any]], Verification] | None:
+    """The run's outcome rows read here while a forked process verifies the run (`verify_run`),
+    on two cores at once: the verification re-hashes every stored record, the rows are what
+    the gate's metrics are computed from, and on 100,000 trials each takes about as long.
+    Both read the same trials: SQLite's data_version, read on this connection before the
+    fork and after both reads, shows that no other connection committed in between. None
+    where this cannot be done (not a SQLite file, no fork) or a commit came in between: then
+    the caller reads and verifies the run in one pass."""
+    if store.engine.dialect.name != "sqlite" or not _forks():
+        return None
+    with store.engine.connect() as conn:
+        before = _data_version(conn)
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            pending = pool.submit(_verify_elsewhere, store.url, run_id)
+            with bulk_read():
+                rows = store.outcomes(run_id, conn)
+            conn.rollback()
+            try:
+                verification = pending.result()
+            except BrokenProcessPool:  # the process was killed: verify in this one
+                return None
+        if _data_version(conn) != before:
+            return None
+    return rows, verification
+
+
+def _forks() -> bool:
+    """Whether a forked process may verify a run: on Linux, where fork is safe and cheap
+    (a process started afresh would spend longer importing than verifying)."""
+    return sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _data_version(conn: Connection) -> int:
+    """SQLite's count of commits by other connections, as this connection sees it."""
+    return int(conn.exec_driver_sql("PRAGMA data_version").scalar_one())
+
+
+def _verify_elsewhere(url: str, run_id: str) -> Verification:
+    """`verify_run` in a forked process, on a connection of its own."""
+    return verify_run(Store(url), run_id)
 
 
 def _unrecorded(run_id: str) -> Verification:
@@ -467,7 +535,7 @@ def _verified(
         recorded_at=manifest.recorded_at,
     )
     recorded = manifest.document
-    if sha256(canonical_json(recorded)) != manifest.manifest_hash:
+    if not manifest.intact():
         out.problems.append("the recorded manifest document does not match its recorded hash")
     if expect and expect.lower() not in (manifest.manifest_hash, manifest.run_hash):
         out.problems.append(
@@ -480,10 +548,13 @@ def _verified(
     for section in SECTIONS:
         out.problems.extend(_differences(section, recorded.get(section), about.get(section)))
     out.trials = len(stored)
-    if first_format or recorded.get("trials") != _entries(stored):
+    recomputed = _hash_lines(run_id, [(*t.key, t.hash) for t in stored])  # in key order
+    # The run hash covers every trial's key and record hash, and the manifest's hash covers
+    # its entries: when both agree, no entry can differ, and 100,000 of them need no look.
+    agree = recomputed == manifest.run_hash == recorded.get("run_hash") and not out.problems
+    if first_format or (not agree and recorded.get("trials") != _entries(stored)):
         bad = _compare_trials(store, recorded.get("trials", []), stored, first_format, out.problems)
         out.tampered = [trial_name(k) for k in bad]
-    recomputed = _hash_lines(run_id, [(*t.key, t.hash) for t in stored])  # in key order
     if recomputed != manifest.run_hash and not out.tampered:
         out.problems.append("the run hash recomputed from the stored results differs")
     return out

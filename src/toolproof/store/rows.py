@@ -10,7 +10,7 @@ from what the store holds (`record_hash` over the very bytes and values read bac
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -27,8 +27,15 @@ HASHED_COLUMNS = tuple(c.name for c in trials.c if c.name not in UNHASHED)
 is covered."""
 
 
+class JsonText(str):
+    """JSON written already (a manifest, as the canonical text its hash is taken of): a JSON
+    column stores it as it is."""
+
+
 def json_text(value: Any) -> str:
     """How the store writes a JSON column (and what it reads back as the column's text)."""
+    if isinstance(value, JsonText):
+        return value
     return orjson.dumps(value).decode()
 
 
@@ -62,6 +69,30 @@ def row_columns(result: Mapping[str, Any]) -> dict[str, Any]:
         "tool_errors": result["conditions"].get("tool_errors", 0),
         "conditions": result["conditions"],
     }
+
+
+def outcome_dicts(names: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Rows of light columns (`names`, JSON columns as their stored text) as the dicts the
+    metrics read. A run's `conditions` repeat from trial to trial: each distinct text is
+    parsed once and its value shared, read only, by the rows that hold it."""
+    parsed = [n for n in names if isinstance(trials.c[n].type, JSON) and n != "conditions"]
+    shared = "conditions" in names
+    loads, text = orjson.loads, (str, bytes)  # else a driver parsed the JSON already
+    seen: dict[str | bytes, Any] = {}
+    out: list[dict[str, Any]] = []
+    append = out.append
+    for row in rows:
+        values = dict(zip(names, row))  # noqa: B905 - the query's columns are `names`
+        for name in parsed:
+            if type(value := values[name]) in text:
+                values[name] = loads(value)
+        if shared and type(value := values["conditions"]) in text:
+            parsed_once = seen.get(value)
+            if parsed_once is None:
+                parsed_once = seen[value] = loads(value)
+            values["conditions"] = parsed_once
+        append(values)
+    return out
 
 
 def record_hash(stored: bytes, values: Sequence[Any]) -> str:
