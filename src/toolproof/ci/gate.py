@@ -33,8 +33,6 @@ from toolproof.metrics.summary import RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
 from toolproof.report.format import fmt, p_phrase, score_parts
 from toolproof.spec.gate import GateSpec, check_metric, k_of
-from toolproof.spec.source import SUITE_FILE, shown, validation_problems
-from toolproof.spec.yamlload import load_yaml
 from toolproof.store.journal import Store
 from toolproof.store.queries import bulk_read, task_metas
 
@@ -53,6 +51,9 @@ class _GateOnly(BaseModel):
 def suite_gate(path: str | Path) -> GateSpec | None:
     """The `gate:` section of a suite (its folder or suite.yaml); None when it has none.
     Problems are located SuiteErrors, as for the rest of the suite."""
+    from toolproof.spec.source import SUITE_FILE, shown, validation_problems
+    from toolproof.spec.yamlload import load_yaml
+
     given = Path(path)
     file = given / SUITE_FILE if given.is_dir() else given
     where = shown(file)
@@ -444,6 +445,8 @@ def resolve_spec(
     warnings: list[str] = []
     base = None
     if path is not None:
+        from toolproof.spec.source import SUITE_FILE  # the suite models: only to read one
+
         file = path / SUITE_FILE if path.is_dir() else path
         if file.is_file():
             base = suite_gate(file)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolproof.metrics.passk import TaskTrials, per_task
 from toolproof.metrics.stats import (
@@ -20,7 +20,9 @@ from toolproof.metrics.stats import (
     percentile_interval,
     resample_indices,
 )
-from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
+
+if TYPE_CHECKING:
+    from toolproof.transcript import ToolCallEvent, Transcript
 
 GoldCall = tuple[str, Mapping[str, Any]]
 """A call the task's gold makes: the tool and the arguments it must get."""
@@ -52,6 +54,9 @@ def recovery_turns(transcript: Transcript, confusing: int, gold: Sequence[GoldCa
     call that matches a gold call not matched by an earlier call (the same tool, every gold
     argument equal), or a question to the user (asking is the right answer to a confusing
     message). None when the trial has none after the confusing message."""
+    # a trial's events are read as it is graded; a summary of stored rows never needs them
+    from toolproof.transcript import MessageEvent, ToolCallEvent
+
     matched = [False] * len(gold)
     turn = -1
     for event in transcript.events:

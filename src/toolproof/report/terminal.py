@@ -20,10 +20,10 @@ from rich.table import Table
 
 from toolproof.metrics.summary import ModelSummary, RunSummary
 from toolproof.report.format import score_parts
-from toolproof.results import TrialResult
 
 if TYPE_CHECKING:
     from toolproof.ci.gate import GateResult
+    from toolproof.results import TrialResult
 
 
 class RunProgress:

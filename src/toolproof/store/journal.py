@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from sqlalchemy import (
@@ -36,7 +36,6 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from toolproof.errors import StoreError, UsageError
 from toolproof.records import RunConfig, RunRecord
-from toolproof.results import TrialResult
 from toolproof.store import lease as leases
 from toolproof.store import manifest as _manifest  # noqa: F401 - registers run_manifests
 from toolproof.store.lease import Lease
@@ -51,6 +50,9 @@ from toolproof.store.schema import (
     trials,
     upgrade,
 )
+
+if TYPE_CHECKING:
+    from toolproof.results import TrialResult
 
 DEFAULT_URL = "sqlite:///toolproof.db"
 
@@ -338,6 +340,8 @@ class Store:
 
     def results(self, run_id: str) -> Iterator[tuple[int, TrialResult]]:
         """(row id, full result) for every trial of a run, streamed."""
+        from toolproof.results import TrialResult  # the graders' types: not for every reader
+
         query = select(trials.c.id, trials.c.result).where(trials.c.run_id == run_id)
         with self.engine.connect() as conn:
             for row_id, data in conn.execution_options(yield_per=200).execute(query):
