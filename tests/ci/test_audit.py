@@ -83,13 +83,15 @@ def _dies(url: str, run_id: str) -> Verification:
     os._exit(1)
 
 
-forks = pytest.mark.skipif(not audit._forks(), reason="verification aside needs fork (Linux)")
+def needs_fork() -> None:
+    if not audit._forks():
+        pytest.skip("verifying aside needs fork (Linux) and no other thread")
 
 
-@forks
 def test_the_gate_reads_its_rows_while_a_forked_process_verifies(
     store: Store, recorded: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    needs_fork()
     aside = audit._read_while_verified_aside(store, recorded)
     assert aside is not None
     monkeypatch.setattr(audit, "_forks", lambda: False)
@@ -101,10 +103,10 @@ def test_the_gate_reads_its_rows_while_a_forked_process_verifies(
     assert [r["outcome"] for r in rows if r["task_id"] == "cancel"] == ["passed"] * 3
 
 
-@forks
 def test_a_commit_while_the_gate_reads_sends_it_back_to_one_pass(
     store: Store, recorded: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    needs_fork()
     read = Store.outcomes
 
     def read_then_another_writes(self: Store, run_id: str, conn: Any = None) -> Any:
@@ -119,10 +121,10 @@ def test_a_commit_while_the_gate_reads_sends_it_back_to_one_pass(
     assert verification.tampered == ["task cancel trial 0", "task status trial 0"]
 
 
-@forks
 def test_a_verifier_that_dies_sends_the_gate_back_to_one_pass(
     store: Store, recorded: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    needs_fork()
     monkeypatch.setattr(audit, "_verify_elsewhere", _dies)
     assert audit._read_while_verified_aside(store, recorded) is None
     rows, verification = read_verified(store, recorded)

@@ -70,3 +70,18 @@ def test_write_many_is_one_transaction_per_batch(tmp_path: Path) -> None:
     store.write_many(run_id, [result(i, trial=i) for i in range(20)])
     assert commits == 1
     assert len(store.done(run_id)) == 20
+
+
+def test_a_write_refused_by_another_constraint_says_what_the_database_said(
+    tmp_path: Path,
+) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    run_id = store.create_run(**vars(new_run()))
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "CREATE TRIGGER quota BEFORE INSERT ON trials WHEN NEW.trial >= 2 "
+            "BEGIN SELECT RAISE(ABORT, 'trial quota reached'); END"
+        )
+    with pytest.raises(StoreError, match=r"cannot record tâche-ü trial 2 in .*trial quota reached"):
+        store.write_many(run_id, [result(i, trial=i) for i in range(4)])
+    assert {key[3] for key in store.done(run_id)} == {0, 1}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import sys
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -499,9 +500,14 @@ def _read_while_verified_aside(
 
 
 def _forks() -> bool:
-    """Whether a forked process may verify a run: on Linux, where fork is safe and cheap
-    (a process started afresh would spend longer importing than verifying)."""
-    return sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+    """Whether a forked process may verify a run: on Linux, where fork is cheap (a process
+    started afresh would spend longer importing than verifying), and from a process with no
+    other thread (one could hold a lock the child would wait on forever)."""
+    return (
+        sys.platform == "linux"
+        and "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+    )
 
 
 def _data_version(conn: Connection) -> int:

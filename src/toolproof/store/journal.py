@@ -282,14 +282,31 @@ class Store:
         try:
             with self.engine.begin() as conn:
                 conn.execute(trials.insert(), {"run_id": run_id, **trial_row(result)})
-        except IntegrityError:
+        except IntegrityError as exc:
+            if self._holds(run_id, result):
+                raise StoreError(
+                    f"run {run_id} already has {result.task_id} trial {result.trial}"
+                ) from None
             raise StoreError(
-                f"run {run_id} already has {result.task_id} trial {result.trial}"
+                f"cannot record {result.task_id} trial {result.trial} in {self.url}: {failure(exc)}"
             ) from None
         except DBAPIError as exc:
             raise StoreError(
                 f"cannot record {result.task_id} trial {result.trial} in {self.url}: {exc.orig}"
             ) from None
+
+    def _holds(self, run_id: str, result: TrialResult) -> bool:
+        """Whether the run has this trial recorded already (else a write that broke a
+        constraint broke another one: a trigger, a check the team added)."""
+        query = select(trials.c.id).where(
+            trials.c.run_id == run_id,
+            trials.c.variant == result.variant,
+            trials.c.model == result.model,
+            trials.c.task_id == result.task_id,
+            trials.c.trial == result.trial,
+        )
+        with self.engine.connect() as conn:
+            return conn.execute(query.limit(1)).first() is not None
 
     def write_many(self, run_id: str, results: list[TrialResult]) -> None:
         """Record finished trials in one transaction (the run's writer thread batches them).
