@@ -186,13 +186,13 @@ def task_trials(
 ) -> tuple[list[TaskTrials], dict[str, Counter[str]]]:
     """Per-task outcomes in trial order under the infra-error policy, and raw counts."""
     grouped: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    counts: dict[str, Counter[str]] = defaultdict(Counter)
     for row in rows:
         grouped[row["task_id"]].append((row["trial"], row["outcome"]))
-        counts[row["task_id"]][row["outcome"]] += 1
     tasks = []
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
     for task_id, items in grouped.items():
         ordered = [outcome for _, outcome in sorted(items)]
+        counts[task_id] = Counter(ordered)
         if infra == "exclude":
             ordered = [o for o in ordered if o != "infra_error"]
         tasks.append(TaskTrials(task_id, tuple(o == "passed" for o in ordered)))
