@@ -70,12 +70,12 @@ def test_run_hash_is_the_sha256_of_one_line_per_trial_in_key_order() -> None:
 def test_one_pass_gives_the_outcome_rows_and_their_verification(
     store: Store, recorded: str
 ) -> None:
-    rows, verification = read_verified(store, recorded)
-    assert rows == store.outcomes(recorded)
+    rows, used, verification = read_verified(store, recorded, len)
+    assert rows == store.outcomes(recorded) and used == 6
     assert verification.ok and verification.trials == 6
     bare = stored_run(store, {"cancel": "PF"})
-    rows, verification = read_verified(store, bare)
-    assert rows == store.outcomes(bare) and not verification.recorded
+    rows, used, verification = read_verified(store, bare, len)
+    assert rows == store.outcomes(bare) and used == 2 and not verification.recorded
 
 
 def _dies(url: str, run_id: str) -> Verification:
@@ -92,13 +92,13 @@ def test_the_gate_reads_its_rows_while_a_forked_process_verifies(
     store: Store, recorded: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     needs_fork()
-    aside = audit._read_while_verified_aside(store, recorded)
+    aside = audit._read_while_verified_aside(store, recorded, len)
     assert aside is not None
     monkeypatch.setattr(audit, "_forks", lambda: False)
-    assert read_verified(store, recorded) == aside  # the same as one pass in this process
+    assert read_verified(store, recorded, len) == aside  # the same as one pass in this process
     sql(store, "UPDATE trials SET outcome = 'passed' WHERE task_id = 'cancel' AND trial = 2")
     monkeypatch.undo()
-    rows, verification = read_verified(store, recorded)
+    rows, _, verification = read_verified(store, recorded, len)
     assert verification.tampered == ["task cancel trial 2"]
     assert [r["outcome"] for r in rows if r["task_id"] == "cancel"] == ["passed"] * 3
 
@@ -115,8 +115,8 @@ def test_a_commit_while_the_gate_reads_sends_it_back_to_one_pass(
         return rows
 
     monkeypatch.setattr(Store, "outcomes", read_then_another_writes)
-    assert audit._read_while_verified_aside(store, recorded) is None
-    rows, verification = read_verified(store, recorded)  # read again, in one pass
+    assert audit._read_while_verified_aside(store, recorded, len) is None
+    rows, _, verification = read_verified(store, recorded, len)  # read again, in one pass
     assert {r["reason"] for r in rows if r["trial"] == 0} == {"edited"}
     assert verification.tampered == ["task cancel trial 0", "task status trial 0"]
 
@@ -126,8 +126,8 @@ def test_a_verifier_that_dies_sends_the_gate_back_to_one_pass(
 ) -> None:
     needs_fork()
     monkeypatch.setattr(audit, "_verify_elsewhere", _dies)
-    assert audit._read_while_verified_aside(store, recorded) is None
-    rows, verification = read_verified(store, recorded)
+    assert audit._read_while_verified_aside(store, recorded, len) is None
+    rows, _, verification = read_verified(store, recorded, len)
     assert verification.ok and rows == store.outcomes(recorded)
 
 
@@ -139,12 +139,34 @@ def test_the_manifest_is_stored_as_the_canonical_json_its_hash_is_taken_of(
         text, digest = conn.exec_driver_sql(query).one()
     assert hashlib.sha256(text.encode()).hexdigest() == digest
     assert text.encode() == canonical_json(json.loads(text))
+    manifest = load_manifest(store, recorded)
+    assert manifest is not None
+    assert manifest.head == {k: v for k, v in json.loads(text).items() if k != "trials"}
     # as an earlier version wrote it (keys unsorted, spaced): still verified
     sql(store, "UPDATE run_manifests SET document = ?", json.dumps(json.loads(text), indent=1))
     assert verify_run(store, recorded).ok
+    manifest = load_manifest(store, recorded)
+    assert manifest is not None and not manifest.stored_intact
+    assert manifest.head == {k: v for k, v in json.loads(text).items() if k != "trials"}
     sql(store, "UPDATE run_manifests SET document = ?", text.replace('"seed":0', '"seed":7'))
     problems = verify_run(store, recorded).problems
     assert "the recorded manifest document does not match its recorded hash" in problems
+
+
+def test_a_manifest_whose_settings_name_trials_and_variants_is_read_whole(
+    store: Store,
+) -> None:
+    run = stored_run(store, {"cancel": "PF"}, models=["openai/m"], agent="openai/m")
+    with store.engine.begin() as conn:
+        config = conn.execute(select(runs.c.config).where(runs.c.id == run)).scalar_one()
+        config["model_flags"] = {"trials": [{"a": 1}], "variants": ['],"x":[']}
+        conn.execute(update(runs).where(runs.c.id == run).values(config=config))
+    record_manifest(store, run)
+    manifest = load_manifest(store, run)
+    assert manifest is not None and manifest.stored_intact
+    assert manifest.head["models"]["parameters"] == config["model_flags"]
+    assert manifest.head == {k: v for k, v in manifest.document.items() if k != "trials"}
+    assert verify_run(store, run).ok
 
 
 def test_manifest_holds_the_run_s_evidence(store: Store) -> None:

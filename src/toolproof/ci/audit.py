@@ -25,12 +25,13 @@ import multiprocessing
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from functools import cached_property
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
@@ -155,7 +156,7 @@ def _scan(
     as_bytes = payload.stored_bytes
     out: list[StoredTrial] = []
     light: list[tuple[Any, ...]] = []
-    for part in conn.execution_options(yield_per=5000).execute(query).partitions():
+    for part in conn.execute(query).partitions(5000):
         for row in part:
             stored = row[5] if type(row[5]) is bytes else as_bytes(row[5])
             problems: tuple[str, ...] = ()
@@ -344,20 +345,47 @@ def build_manifest(
 
 @dataclass(frozen=True)
 class Manifest:
+    """A run's recorded manifest, its document parsed when first used."""
+
     run_id: str
     recorded_at: str
     manifest_hash: str
     run_hash: str
-    document: dict[str, Any]
-    written: bytes = b""
+    written: bytes
     """The document as the store holds it: its canonical JSON, unless an older version
     wrote it."""
 
+    @cached_property
+    def document(self) -> dict[str, Any]:
+        parsed: dict[str, Any] = orjson.loads(self.written)
+        return parsed
+
+    @cached_property
+    def stored_intact(self) -> bool:
+        """Whether the stored text is the very canonical JSON the recorded hash was taken of."""
+        return sha256(self.written) == self.manifest_hash
+
     def intact(self) -> bool:
         """Whether the document is the one its recorded hash was taken of."""
-        if sha256(self.written) == self.manifest_hash:
+        if self.stored_intact:
             return True
         return sha256(canonical_json(self.document)) == self.manifest_hash
+
+    @cached_property
+    def head(self) -> dict[str, Any]:
+        """The document without its trial entries, which verifying an intact run never
+        needs: 100,000 of them take longer to parse than all the rest of the check. In the
+        canonical text they are the last key but one, before `variants`, and neither key
+        can occur inside a JSON string (its quotes would be escaped), so they are cut out
+        of the text unparsed."""
+        text = self.written
+        if self.stored_intact:
+            end = text.rfind(b',"variants":')
+            start = text.rfind(b',"trials":[', 0, end)
+            if 0 < start < end:
+                parsed: dict[str, Any] = orjson.loads(text[:start] + text[end:])
+                return parsed
+        return {key: value for key, value in self.document.items() if key != "trials"}
 
 
 def record_manifest(store: Store, run_id: str) -> Manifest:
@@ -371,7 +399,6 @@ def record_manifest(store: Store, run_id: str) -> Manifest:
         recorded_at=now(),
         manifest_hash=sha256(written),
         run_hash=document["run_hash"],
-        document=document,
         written=written,
     )
     values = {
@@ -403,7 +430,6 @@ def load_manifest(store: Store, run_id: str) -> Manifest | None:
         recorded_at=row["recorded_at"],
         manifest_hash=row["manifest_hash"],
         run_hash=row["run_hash"],
-        document=orjson.loads(written),
         written=written,
     )
 
@@ -448,38 +474,46 @@ def verify_run(store: Store, run_id: str, expect: str | None = None) -> Verifica
     if manifest is None:
         return _unrecorded(run_id)
     with bulk_read():
-        stored = read_trials(store, run_id, manifest.document.get("format") == FIRST_FORMAT)
+        stored = read_trials(store, run_id, manifest.head.get("format") == FIRST_FORMAT)
         return _verified(store, manifest, stored, expect)
 
 
-def read_verified(store: Store, run_id: str) -> tuple[list[dict[str, Any]], Verification]:
-    """The run's outcome rows (as `Store.outcomes` gives them) and its verification against
-    its manifest, from one pass over its trials: the rows the gate computes its metrics from
-    are the very ones whose hashes it checks."""
-    aside = _read_while_verified_aside(store, run_id)
+Rows = list[dict[str, Any]]
+"""A run's outcome rows, as `Store.outcomes` gives them."""
+
+T = TypeVar("T")
+
+
+def read_verified(
+    store: Store, run_id: str, use: Callable[[Rows], T]
+) -> tuple[Rows, T, Verification]:
+    """The run's outcome rows, what `use` computes from them (the gate's summary) and the
+    run's verification against its manifest, all of one state of the store: the rows the
+    gate computes its metrics from are the very ones whose hashes it checks."""
+    aside = _read_while_verified_aside(store, run_id, use)
     if aside is not None:
         return aside
     manifest = load_manifest(store, run_id)
-    if manifest is None:
-        with bulk_read():
-            return store.outcomes(run_id), _unrecorded(run_id)
-    rows: list[dict[str, Any]] = []
-    first_format = manifest.document.get("format") == FIRST_FORMAT
+    rows: Rows = []
     with bulk_read():
+        if manifest is None:
+            rows = store.outcomes(run_id)
+            return rows, use(rows), _unrecorded(run_id)
+        first_format = manifest.head.get("format") == FIRST_FORMAT
         stored = read_trials(store, run_id, first_format, rows)
-        return rows, _verified(store, manifest, stored)
+        return rows, use(rows), _verified(store, manifest, stored)
 
 
 def _read_while_verified_aside(
-    store: Store, run_id: str
-) -> tuple[list[dict[str, Any]], Verification] | None:
-    """The run's outcome rows read here while a forked process verifies the run (`verify_run`),
-    on two cores at once: the verification re-hashes every stored record, the rows are what
-    the gate's metrics are computed from, and on 100,000 trials each takes about as long.
-    Both read the same trials: SQLite's data_version, read on this connection before the
-    fork and after both reads, shows that no other connection committed in between. None
-    where this cannot be done (not a SQLite file, no fork) or a commit came in between: then
-    the caller reads and verifies the run in one pass."""
+    store: Store, run_id: str, use: Callable[[Rows], T]
+) -> tuple[Rows, T, Verification] | None:
+    """`read_verified` on two cores: a forked process verifies the run (`verify_run`: it
+    re-hashes every stored record) while this one reads the rows and computes `use` from
+    them; on 100,000 trials each takes about as long. Both read the same trials: SQLite's
+    data_version, read on this connection before the fork and after both reads, shows that
+    no other connection committed in between. None where this cannot be done (not a SQLite
+    file, no fork), where a commit came in between or the process died: then the caller
+    reads and verifies the run in one pass."""
     if store.engine.dialect.name != "sqlite" or not _forks():
         return None
     with store.engine.connect() as conn:
@@ -489,14 +523,15 @@ def _read_while_verified_aside(
             pending = pool.submit(_verify_elsewhere, store.url, run_id)
             with bulk_read():
                 rows = store.outcomes(run_id, conn)
-            conn.rollback()
+                conn.rollback()
+                used = use(rows)
             try:
                 verification = pending.result()
-            except BrokenProcessPool:  # the process was killed: verify in this one
+            except BrokenProcessPool:
                 return None
         if _data_version(conn) != before:
             return None
-    return rows, verification
+    return rows, used, verification
 
 
 def _forks() -> bool:
@@ -540,7 +575,7 @@ def _verified(
         run_hash=manifest.run_hash,
         recorded_at=manifest.recorded_at,
     )
-    recorded = manifest.document
+    recorded = manifest.head
     if not manifest.intact():
         out.problems.append("the recorded manifest document does not match its recorded hash")
     if expect and expect.lower() not in (manifest.manifest_hash, manifest.run_hash):
@@ -558,8 +593,9 @@ def _verified(
     # The run hash covers every trial's key and record hash, and the manifest's hash covers
     # its entries: when both agree, no entry can differ, and 100,000 of them need no look.
     agree = recomputed == manifest.run_hash == recorded.get("run_hash") and not out.problems
-    if first_format or (not agree and recorded.get("trials") != _entries(stored)):
-        bad = _compare_trials(store, recorded.get("trials", []), stored, first_format, out.problems)
+    entries = None if agree and not first_format else manifest.document.get("trials", [])
+    if entries is not None and (first_format or entries != _entries(stored)):
+        bad = _compare_trials(store, entries, stored, first_format, out.problems)
         out.tampered = [trial_name(k) for k in bad]
     if recomputed != manifest.run_hash and not out.tampered:
         out.problems.append("the run hash recomputed from the stored results differs")

@@ -223,11 +223,11 @@ def evaluate_gate(
         )
     run = store.run(run_id)
     ks = sorted(set(run.config.k) | set(spec.ks()))
-    # read once: the summary, the JUnit cases and the manifest's check share them
-    rows, verification = read_verified(store, run_id)
+    # one state of the store: the summary, the JUnit cases and the manifest's check share it
     metas = task_metas(store, run_id)
-    with bulk_read():
-        summary = run_summary(run, rows, metas, ks, intervals=False)
+    rows, summary, verification = read_verified(
+        store, run_id, lambda rows: run_summary(run, rows, metas, ks, intervals=False)
+    )
     result = GateResult(
         run=run,
         spec=spec,
