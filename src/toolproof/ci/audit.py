@@ -137,9 +137,9 @@ def _scan(
     """Every trial of the run, hashed from what the store holds (`rows.record_hash` over the
     result's bytes and the columns read back), in key order. Only the first format opens
     every result (its hash is of the result's canonical JSON). Given `outcomes`, the same
-    pass appends each trial's light columns to it, as `Store.outcomes` gives them: the gate
-    reads a run once for its metrics and its verification. One tight loop: a run may hold
-    100,000 trials."""
+    pass appends each trial's light columns to it, as `Store.outcomes` gives them: where the
+    gate cannot verify aside, it reads a run once for its metrics and its verification. One
+    tight loop: a run may hold 100,000 trials."""
     read = ["id", *KEY_COLUMNS, "result", *HASHED_COLUMNS]
     if outcomes is not None:
         read += [n for n in OUTCOME_COLUMNS if n not in read]
