@@ -101,6 +101,18 @@ def test_tokens_read_numbers_dates_and_times_as_values() -> None:
     ]
 
 
+def test_tokens_are_a_new_list_each_time_though_remembered() -> None:
+    first = tokens("Order W1001 ships on 2026-11-11")
+    first.append("changed by a caller")
+    assert tokens("Order W1001 ships on 2026-11-11") == [
+        "order",
+        "w1001",
+        "ships",
+        "on",
+        "2026-11-11",
+    ]
+
+
 # ---------------------------------------------------------------- facts need a source
 
 
