@@ -121,11 +121,8 @@ class _Cow:
         """The child at `key` changed (a list hashes and diffs all its items: a no-op)."""
 
     def _wrap(self, value: Any, key: str | int) -> Any:
-        kind = type(value)
-        if kind is FrozenDict:
-            return CowDict(value, weakref.ref(self), key)
-        if kind is FrozenList:
-            return CowList(value, weakref.ref(self), key)
+        if type(value) is FrozenDict or type(value) is FrozenList:
+            return _copy_of(value, weakref.ref(self), key)
         return value
 
 
@@ -138,15 +135,7 @@ class CowDict(_Cow, dict[str, Any]):
 
     __slots__ = ("__weakref__", "_base", "_changed", "_dirty", "_key", "_parent")
 
-    def __init__(
-        self, base: FrozenDict, parent: weakref.ref[_Cow] | None, key: str | int = ""
-    ) -> None:
-        dict.__init__(self, base)
-        self._base = base
-        self._parent = parent
-        self._key = key
-        self._dirty = False
-        self._changed: set[str] = set()
+    _changed: set[str]
 
     def _note(self, key: str | int) -> None:
         self._changed.add(key)  # type: ignore[arg-type]
@@ -255,15 +244,6 @@ class CowList(_Cow, list[Any]):
 
     __slots__ = ("__weakref__", "_base", "_dirty", "_key", "_parent")
 
-    def __init__(
-        self, base: FrozenList, parent: weakref.ref[_Cow] | None, key: str | int = 0
-    ) -> None:
-        list.__init__(self, base)
-        self._base = base
-        self._parent = parent
-        self._key = key
-        self._dirty = False
-
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
@@ -318,6 +298,23 @@ class CowList(_Cow, list[Any]):
 
     def __reduce__(self) -> Any:
         return (list, (thaw(self),))
+
+
+def _copy_of(base: Any, parent: weakref.ref[_Cow] | None, key: str | int) -> Any:
+    """A trial's copy of a frozen dict or list, made by the container's own constructor and
+    given its bookkeeping here: a Python `__init__` doubled the cost of each copy, and a tool
+    that reads through a collection copies every record in it."""
+    copy: CowDict | CowList
+    if type(base) is FrozenDict:
+        copy = CowDict(base)
+        copy._changed = set()
+    else:
+        copy = CowList(base)
+    copy._base = base
+    copy._parent = parent
+    copy._key = key
+    copy._dirty = False
+    return copy
 
 
 # ---------------------------------------------------------------- canonical hash
@@ -541,7 +538,7 @@ class World(MutableMapping[str, Any]):
 
     def __init__(self, base: FrozenDict) -> None:
         self._start = base
-        self._root = CowDict(base, None)
+        self._root: CowDict = _copy_of(base, None, "")
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> World:
