@@ -106,9 +106,11 @@ def _number(digits: str) -> str:
 
 def contains(haystack: list[str], needle: list[str]) -> bool:
     """The tokens of `needle` appear in `haystack` together and in order."""
-    if not needle:
+    if not needle or needle[0] not in haystack:  # most values and messages: one scan in C
         return False
     width = len(needle)
+    if width == 1:
+        return True
     first = needle[0]
     return any(
         haystack[i] == first and haystack[i : i + width] == needle
