@@ -154,9 +154,9 @@ class CowDict(_Cow, dict[str, Any]):
     def _wrap_all(self) -> None:
         """Wrap every frozen child (iterating hands them all out): one pass over the dict,
         not a lookup per key."""
-        wrap = self._wrap
+        parent = weakref.ref(self)
         for key, value in [(k, v) for k, v in dict.items(self) if type(v) in _FROZEN]:
-            dict.__setitem__(self, key, wrap(value, key))
+            dict.__setitem__(self, key, _copy_of(value, parent, key))
 
     def get(self, key: str, default: Any = None) -> Any:
         return self[key] if key in self else default  # noqa: SIM401 - self.get is this method
@@ -255,9 +255,9 @@ class CowList(_Cow, list[Any]):
         return value
 
     def _wrap_all(self) -> None:
-        wrap = self._wrap
+        parent = weakref.ref(self)
         for i, value in [(i, v) for i, v in enumerate(list.__iter__(self)) if type(v) in _FROZEN]:
-            list.__setitem__(self, i, wrap(value, i))
+            list.__setitem__(self, i, _copy_of(value, parent, i))
 
     def __iter__(self) -> Iterator[Any]:
         self._wrap_all()
