@@ -367,12 +367,14 @@ def test_a_changed_copy_of_a_large_collection_hashes_like_a_fresh_one() -> None:
     data = {"orders": {f"W{i:04}": {"status": "pending", "qty": i} for i in range(500)}}
     world = World.from_data(data)
     world.hash()
-    world["orders"]["W0007"]["status"] = "shipped"
+    reference = copy.deepcopy(data)
+    for order in ("W0007", "W0499", "W0000"):  # changed in place: no key added or removed
+        world["orders"][order]["status"] = reference["orders"][order]["status"] = "shipped"
+    world["orders"]["W0250"] = reference["orders"]["W0250"] = {"status": "replaced"}
+    assert world.hash() == _reference_digest(reference).hex()
     del world["orders"]["W0100"]
     world["orders"]["W0000a"] = {"status": "new"}
     world["orders"]["W0200"] = world["orders"].pop("W0300")
-    reference = copy.deepcopy(data)
-    reference["orders"]["W0007"]["status"] = "shipped"
     del reference["orders"]["W0100"]
     reference["orders"]["W0000a"] = {"status": "new"}
     reference["orders"]["W0200"] = reference["orders"].pop("W0300")
