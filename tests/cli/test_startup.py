@@ -1,6 +1,6 @@
 """What `toolproof run` imports before its first trial: a run that calls no provider's
-model never pays for importing that provider's SDK (the OpenAI SDK alone took about a second
-of start-up)."""
+model never pays for importing that provider's SDK (importing the OpenAI SDK alone takes a
+second or more)."""
 
 from __future__ import annotations
 
