@@ -164,6 +164,17 @@ def test_changes_through_any_access_are_in_hash_diff_and_snapshot(
     assert World(world.snapshot()).to_plain() == reference
 
 
+def test_a_world_over_plain_data_reads_changes_and_hashes_it() -> None:
+    world = World(copy.deepcopy(DATA))  # a caller's own dict, not frozen
+    world["orders"]["W1"]["status"] = "shipped"
+    world["fresh"] = {"n": 1}
+    reference = copy.deepcopy(DATA)
+    reference["orders"]["W1"]["status"] = "shipped"
+    reference["fresh"] = {"n": 1}
+    assert world.to_plain() == reference
+    assert world.hash() == World.from_data(reference).hash()
+
+
 def test_deepcopy_of_world_data_is_plain_data(base: Any) -> None:
     world = World(base)
     orders = copy.deepcopy(world["orders"])

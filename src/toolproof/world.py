@@ -309,7 +309,7 @@ def _copy_of(base: Any, parent: weakref.ref[_Cow] | None, key: str | int) -> Any
     given its bookkeeping here: a Python `__init__` doubled the cost of each copy, and a tool
     that reads through a collection copies every record in it."""
     copy: CowDict | CowList
-    if type(base) is FrozenDict:
+    if isinstance(base, dict):
         copy = CowDict(base)
         copy._changed = set()
     else:
@@ -349,8 +349,8 @@ def digest(value: Any) -> bytes:
     if kind is CowDict or kind is CowList:
         if not value._dirty:
             return digest(value._base)
-        if kind is CowDict:
-            return _changed_dict(value)
+        if kind is CowDict and type(value._base) is FrozenDict:  # a World over plain data
+            return _changed_dict(value)  # is hashed whole, as it may change under the World
     if isinstance(value, dict | list | tuple):
         return _compute(value)
     return hashlib.blake2b(_scalar(value), digest_size=16).digest()
