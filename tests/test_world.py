@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolproof.world import Change, World, canonical_hash, freeze, split_pointer, thaw
+from toolproof.world import Change, World, canonical_hash, diff, freeze, split_pointer, thaw
 
 DATA: dict[str, Any] = {
     "orders": {
@@ -162,6 +164,17 @@ def test_changes_through_any_access_are_in_hash_diff_and_snapshot(
     assert World(world.snapshot()).to_plain() == reference
 
 
+def test_a_world_over_plain_data_reads_changes_and_hashes_it() -> None:
+    world = World(copy.deepcopy(DATA))  # a caller's own dict, not frozen
+    world["orders"]["W1"]["status"] = "shipped"
+    world["fresh"] = {"n": 1}
+    reference = copy.deepcopy(DATA)
+    reference["orders"]["W1"]["status"] = "shipped"
+    reference["fresh"] = {"n": 1}
+    assert world.to_plain() == reference
+    assert world.hash() == World.from_data(reference).hash()
+
+
 def test_deepcopy_of_world_data_is_plain_data(base: Any) -> None:
     world = World(base)
     orders = copy.deepcopy(world["orders"])
@@ -310,6 +323,74 @@ def test_hash_does_not_depend_on_key_order() -> None:
     two = World.from_data({"b": {"d": None, "c": [1, {"y": 2, "x": 1}]}, "a": 1})
     assert one.hash() == two.hash()
     assert canonical_hash({"a": 1, "b": 2}) == canonical_hash({"b": 2, "a": 1})
+
+
+def _reference_digest(value: Any) -> bytes:
+    """The canonical hash's definition, key by key: `{"key":value,"key":#digest,` with keys
+    sorted, `[value,#digest,` for lists, each scalar as JSON, each container as its digest."""
+    h = hashlib.blake2b(digest_size=16)
+    if isinstance(value, dict):
+        h.update(b"{")
+        for key in sorted(value):
+            h.update(orjson.dumps(key) + b":" + _reference_entry(value[key]) + b",")
+    else:
+        h.update(b"[")
+        for item in value:
+            h.update(_reference_entry(item) + b",")
+    return h.digest()
+
+
+def _reference_entry(value: Any) -> bytes:
+    if isinstance(value, dict | list | tuple):
+        return b"#" + _reference_digest(value)
+    return orjson.dumps(value)
+
+
+UNICODE_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(), UNICODE_JSON, max_size=4))
+def test_hash_follows_its_definition_for_any_keys_and_numbers(data: dict[str, Any]) -> None:
+    """Stored runs keep their final hashes: however it is computed, the hash stays the one
+    defined key by key (unicode keys sorted by code point, floats, NaN, big integers)."""
+    expected = _reference_digest(data).hex()
+    assert canonical_hash(data) == expected
+    assert World.from_data(data).hash() == expected
+
+
+def test_hash_of_a_known_world_is_unchanged() -> None:
+    data = {
+        "orders": {"W1": {"status": "pending", "total": 12.5, "items": [{"sku": "A", "qty": 1}]}},
+        "é": {"": [], "~1/": {}, "big": 2**63 - 1, "neg": -0.0, "pair": (1, "x")},
+    }
+    data["orders"]["W1"].update({"note": None, "gift": True})
+    assert World.from_data(data).hash() == "9fde5990369520d92ed635cda73cf943"
+
+
+def test_a_changed_copy_of_a_large_collection_hashes_like_a_fresh_one() -> None:
+    """A trial's hash recomputes only the entries it changed, added or removed; the result
+    is the hash of the same data built from scratch."""
+    data = {"orders": {f"W{i:04}": {"status": "pending", "qty": i} for i in range(500)}}
+    world = World.from_data(data)
+    world.hash()
+    reference = copy.deepcopy(data)
+    for order in ("W0007", "W0499", "W0000"):  # changed in place: no key added or removed
+        world["orders"][order]["status"] = reference["orders"][order]["status"] = "shipped"
+    world["orders"]["W0250"] = reference["orders"]["W0250"] = {"status": "replaced"}
+    assert world.hash() == _reference_digest(reference).hex()
+    del world["orders"]["W0100"]
+    world["orders"]["W0000a"] = {"status": "new"}
+    world["orders"]["W0200"] = world["orders"].pop("W0300")
+    del reference["orders"]["W0100"]
+    reference["orders"]["W0000a"] = {"status": "new"}
+    reference["orders"]["W0200"] = reference["orders"].pop("W0300")
+    assert world.hash() == _reference_digest(reference).hex()
+    assert world.diff() == diff(world.to_plain(), World.from_data(data).snapshot())
 
 
 def test_hash_is_a_16_byte_hex_digest(base: Any) -> None:
@@ -865,6 +946,8 @@ def test_random_operations_match_plain_data(data: dict[str, Any], ops: list[Any]
     replay.apply(world.diff())
     assert replay.hash() == world.hash()
     assert replay.to_plain() == ref
+    # visiting only what the trial changed lists what comparing everything lists, in order
+    assert world.diff() == diff(world.to_plain(), base)
     again = World(world.snapshot())
     assert again.hash() == world.hash()
     assert again.diff() == []

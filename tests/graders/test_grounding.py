@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from toolproof.conversation import mentions, tokens
+from toolproof.conversation import contains, mentions, tokens
 from toolproof.graders import Evidence, grade
 from toolproof.spec.models import Expectations
 from toolproof.transcript import Event, MessageEvent, ToolCallEvent, Transcript
@@ -99,6 +101,26 @@ def test_tokens_read_numbers_dates_and_times_as_values() -> None:
         "eta",
         "09:05",
     ]
+
+
+def test_tokens_are_a_new_list_each_time_though_remembered() -> None:
+    first = tokens("Order W1001 ships on 2026-11-11")
+    first.append("changed by a caller")
+    assert tokens("Order W1001 ships on 2026-11-11") == [
+        "order",
+        "w1001",
+        "ships",
+        "on",
+        "2026-11-11",
+    ]
+
+
+@given(st.lists(st.sampled_from("abc"), max_size=8), st.lists(st.sampled_from("abc"), max_size=3))
+def test_contains_finds_the_tokens_together_and_in_order_anywhere(
+    haystack: list[str], needle: list[str]
+) -> None:
+    runs = [haystack[i : i + len(needle)] for i in range(len(haystack) - len(needle) + 1)]
+    assert contains(haystack, needle) is (bool(needle) and needle in runs)
 
 
 # ---------------------------------------------------------------- facts need a source

@@ -272,6 +272,8 @@ class InFlight:
         self.pause_s = pause_s
         self.now: Counter[str] = Counter()
         self.peak: Counter[str] = Counter()
+        self.first_two: Counter[str] = Counter()
+        """The calls in flight when two first were."""
         self.lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -279,6 +281,8 @@ class InFlight:
         with self.lock:
             self.now[model] += 1
             self.peak[model] = max(self.peak[model], self.now[model])
+            if not self.first_two and self.now.total() == 2:
+                self.first_two = Counter(self.now)
         time.sleep(self.pause_s)
         with self.lock:
             self.now[model] -= 1
@@ -313,7 +317,10 @@ def test_models_are_interleaved_so_every_model_has_calls_in_flight(
         done = run_good(priced, url, tmp_path / "s.db", *second)
     assert done.returncode == 0, done.stderr
     # Two trials at a time, one of each model: a plan that took every task of one model first
-    # would have two calls of that model in flight at once. (The order in which the first
-    # requests arrive is not asserted: on a loaded machine one trial may start late.)
-    assert server.peak == {"good": 1, "bad": 1}
+    # would start two calls of that model at once. Later, which of two calls made together
+    # comes back first is the machine's choice, and the trial that ends first hands its place
+    # to the next in the plan, of either model; so only the start is asserted (and not the
+    # order in which the first two requests arrive: one trial may start late).
+    assert server.first_two == {"good": 1, "bad": 1}
+    assert max(server.peak.values()) <= 2
     assert {b["model"] for b in seen.bodies} == {"good", "bad"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from toolproof.conversation import asks_confirmation, contains, is_affirmative, tokens
@@ -51,11 +52,18 @@ def _squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
+@lru_cache(maxsize=1 << 10)
+def _heard(said: str) -> tuple[str, str]:
+    """What the user said as call arguments are compared with it (squashed, and its digits),
+    remembered: each call of a trial is compared with the whole conversation so far, and every
+    trial of a task has the same one."""
+    return _squash(said), re.sub(r"\D", "", said)
+
+
 def given_by_user(arguments: dict[str, Any] | None, said: str) -> bool:
     """One of the call's argument values is something the user said: compared ignoring
     case, spaces and punctuation, a phone number by its last ten digits."""
-    heard = _squash(said)
-    heard_digits = re.sub(r"\D", "", said)
+    heard, heard_digits = _heard(said)
     for value in (arguments or {}).values():
         if not isinstance(value, str | int) or isinstance(value, bool):
             continue

@@ -48,15 +48,14 @@ async def replay_gold(suite: Suite, task: Task, seed: int = 0) -> GoldReplay:
         return GoldReplay(hash=None, real_tools=real)
     world, errors = await _replay(suite, task, simulated, seed)
     again, _ = await _replay(suite, task, simulated, seed + 1)
-    if not errors and again.hash() != world.hash():
-        moved = describe_changes(again.diff(), world.diff(), "first replay")
+    expected, changes = world.hash(), world.diff()
+    if not errors and again.hash() != expected:
+        moved = describe_changes(again.diff(), changes, "first replay")
         errors.append(
             "gold actions leave a different world on each replay (a tool depends on its seed, "
             f"the clock or iteration order), so no trial could match it: {moved}"
         )
-    return GoldReplay(
-        hash=world.hash(), errors=errors, changes=tuple(world.diff()), real_tools=real
-    )
+    return GoldReplay(hash=expected, errors=errors, changes=tuple(changes), real_tools=real)
 
 
 async def _replay(
