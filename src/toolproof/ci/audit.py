@@ -392,13 +392,16 @@ def record_manifest(store: Store, run_id: str) -> Manifest:
     """Compute and store the run's manifest, replacing an earlier one (a resumed or
     re-graded run records again). Call it when the run finishes."""
     store.check_sound()
-    document = build_manifest(store, run_id)
-    written = canonical_json(document)  # stored as it is hashed: `verify` needs no re-dump
+    with bulk_read():
+        document = build_manifest(store, run_id)
+        written = canonical_json(document)  # stored as it is hashed: verify needs no re-dump
+        run_hash = document["run_hash"]
+        del document  # its 100,000 entries go before the collector resumes, not through it
     manifest = Manifest(
         run_id=run_id,
         recorded_at=now(),
         manifest_hash=sha256(written),
-        run_hash=document["run_hash"],
+        run_hash=run_hash,
         written=written,
     )
     values = {
