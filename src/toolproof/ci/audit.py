@@ -20,6 +20,7 @@ JSON) are still verified their own way.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import multiprocessing
 import sys
@@ -523,7 +524,9 @@ def _read_while_verified_aside(
         before = _data_version(conn)
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            gc.freeze()  # the child's collections leave this process's objects (and pages) be
             pending = pool.submit(_verify_elsewhere, store.url, run_id)
+            gc.unfreeze()
             with bulk_read():
                 rows = store.outcomes(run_id, conn)
                 conn.rollback()
