@@ -7,7 +7,6 @@ seconds stops the command quietly too.
 
 from __future__ import annotations
 
-import gc
 import sys
 from typing import Any
 
@@ -23,10 +22,6 @@ def main() -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-    finally:
-        # What is left goes with the process: its exit makes no last collection pass over
-        # every object the command made (a tenth of a second or more after a big run).
-        gc.freeze()
 
 
 def _run() -> None:
