@@ -74,13 +74,24 @@ def tokens(text: str) -> list[str]:
     """The text as facts are matched in it: words in lower case, numbers by value (`1,200.00`
     and `1200` are the same token, `30` and `30.5` are not; digits with a leading zero stay
     as they are), dates and times of day whole; punctuation and spacing dropped."""
-    return list(_tokens(text))
+    if len(text) > CACHED_TEXT:
+        return list(_tokenize(text))
+    return list(_remembered(text))
 
 
-@lru_cache(maxsize=1 << 14)
-def _tokens(text: str) -> tuple[str, ...]:
+CACHED_TEXT = 4096
+"""The longest text whose tokens are remembered: the cache holds at most 1,024 of them,
+so it stays a few tens of MB however long a run goes and however large its tool results."""
+
+
+@lru_cache(maxsize=1024)
+def _remembered(text: str) -> tuple[str, ...]:
     """`tokens`, remembered: the graders read the same tool results and replies in every
     trial of a task, and tokenizing them again was a tenth of a trial's harness time."""
+    return _tokenize(text)
+
+
+def _tokenize(text: str) -> tuple[str, ...]:
     out = []
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup

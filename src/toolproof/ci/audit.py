@@ -525,8 +525,10 @@ def _read_while_verified_aside(
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
             gc.freeze()  # the child's collections leave this process's objects (and pages) be
-            pending = pool.submit(_verify_elsewhere, store.url, run_id)
-            gc.unfreeze()
+            try:
+                pending = pool.submit(_verify_elsewhere, store.url, run_id)
+            finally:
+                gc.unfreeze()
             with bulk_read():
                 rows = store.outcomes(run_id, conn)
                 conn.rollback()

@@ -52,11 +52,12 @@ def _squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
-@lru_cache(maxsize=1 << 10)
+@lru_cache(maxsize=256)
 def _heard(said: str) -> tuple[str, str]:
     """What the user said as call arguments are compared with it (squashed, and its digits),
     remembered: each call of a trial is compared with the whole conversation so far, and every
-    trial of a task has the same one."""
+    trial of a task has the same one. A few hundred conversations: the cache stays small
+    however long a run goes."""
     return _squash(said), re.sub(r"\D", "", said)
 
 
