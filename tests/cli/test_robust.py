@@ -247,6 +247,36 @@ def test_a_run_is_named_by_the_start_of_its_id_or_latest(stored: dict[str, Any])
     assert (written["run_a"], written["run_b"]) == (clean, faults)
 
 
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (["gate", "--min", "pass@1=0.5"], 0, "gate passed"),
+        (["gate", "--max", "pass@1=0.5"], 1, "gate failed: 1 of"),
+        (["verify"], 0, "verified"),
+        (["compare", "{other}"], 0, "no variant in common"),
+    ],
+    ids=["gate-passed", "gate-failed", "verify", "compare"],
+)
+def test_ci_commands_exit_at_once_with_all_said_written_and_the_store_closed(
+    stored: dict[str, Any], tmp_path: Path, args: list[str], code: int, said: str
+) -> None:
+    """gate, verify and compare end the process without the interpreter's teardown (to a
+    large run's objects, a quarter of a second): their exit code, all they printed and the
+    JSON they wrote are there, and the store was closed first (its WAL file is gone)."""
+    copy = tmp_path / "copy.db"
+    with sqlite3.connect(stored["store"]) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    target.close()
+    out = tmp_path / "out.json"
+    command, *rest = [a.format(other=stored["faults"]) for a in args]
+    flags = ["--store", copy, "--json", out]
+    result = toolproof_ci(command, stored["clean"], *rest, *flags, cwd=tmp_path)
+    assert result.returncode == code, result.stdout + result.stderr
+    assert said in result.stdout and f"wrote {out}" in result.stdout
+    assert json.loads(out.read_text())
+    assert not Path(f"{copy}-wal").exists() and not Path(f"{copy}-shm").exists()
+
+
 def test_an_ambiguous_start_of_a_run_id_lists_the_runs(stored: dict[str, Any]) -> None:
     clean, faults = stored["clean"], stored["faults"]
     shared = next(clean[:i] for i in range(len(clean), 0, -1) if faults.startswith(clean[:i]))

@@ -8,15 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolproof.metrics.conditions import merge_counts, pool, recovery_counts, recovery_rates
 from toolproof.metrics.recovery import (
     call_key,
     had_fault,
     is_loop,
-    merge_counts,
-    pool,
     recovered_calls,
-    recovery_counts,
-    recovery_rates,
     recovery_summary,
     trial_stats,
 )

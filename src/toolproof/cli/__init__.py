@@ -7,13 +7,21 @@ seconds stops the command quietly too.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from typing import Any
+
+_closing: list[Callable[[], None]] | None = None
+"""What a command that needs no teardown asked to close before the process ends: None until
+`main` runs (a command called in process, as tests do, exits as usual)."""
 
 
 def main() -> None:
     """Entry point: user errors and a results store that fails print one line, exit 2, no
     traceback; Ctrl-C exits 130; a reader that goes away (`| head`) ends no work."""
+    global _closing
+    _closing = []
     try:
         from toolproof.cli.output import keep_working_without_reader
 
@@ -22,6 +30,34 @@ def main() -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except SystemExit as exc:
+        if isinstance(exc.code, int | None):
+            _leave(exc.code or 0)
+        raise
+    _leave(0)
+
+
+def exit_without_teardown(close: Callable[[], None]) -> None:
+    """Once the command is done (returned, or exited with a code), call `close` and end the
+    process at once, without the interpreter's teardown: freeing, one by one, every object a
+    read of 100,000 trials made takes a quarter of a second. For commands that start no
+    thread and register nothing to run at exit; what they printed is flushed first."""
+    if _closing is not None:
+        _closing.append(close)
+
+
+def _leave(code: int) -> None:
+    """End the process now if the command asked to (`exit_without_teardown`)."""
+    if not _closing:
+        return
+    for close in _closing:
+        close()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:  # as the interpreter's own last flush would report it
+            code = code or 120
+    os._exit(code)
 
 
 def _run() -> None:

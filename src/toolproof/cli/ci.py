@@ -15,6 +15,7 @@ from rich.markup import escape
 from toolproof.ci.audit import load_manifest, record_manifest, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.ci.gate import evaluate_gate, flag_spec, resolve_spec
+from toolproof.cli import exit_without_teardown
 from toolproof.cli.options import RUN_HELP, StoreOpt
 from toolproof.cli.output import console, writable
 from toolproof.errors import UsageError
@@ -60,6 +61,7 @@ def gate(
     for path, flag in ((junit, "--junit"), (markdown, "--markdown"), (json_path, "--json")):
         writable(path, flag)
     journal = open_existing(store)
+    exit_without_teardown(journal.engine.dispose)
     run_id = journal.resolve(run_id)
     baseline = journal.resolve(baseline) if baseline else None
     run = journal.run(run_id)
@@ -100,6 +102,7 @@ def compare(
     """B − A per metric and per task, with paired tests over matched trials."""
     writable(json_path, "--json")
     journal = open_existing(store)
+    exit_without_teardown(journal.engine.dispose)
     run_a, run_b = journal.resolve(run_a), journal.resolve(run_b)
     comparison = compare_runs(journal, run_a, run_b, alpha=alpha)
     for table in comparison_tables(comparison):
@@ -145,6 +148,7 @@ def verify(
     writable(manifest, "--manifest")
     writable(json_path, "--json")
     journal = open_existing(store)
+    exit_without_teardown(journal.engine.dispose)
     run_id = journal.resolve(run_id)
     if record:
         if load_manifest(journal, run_id) is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -37,9 +37,11 @@ from toolproof.cli.output import console, errors, finish, with_threshold_ks, wri
 from toolproof.errors import UsageError
 from toolproof.records import RunRecord
 from toolproof.report.terminal import RunProgress
-from toolproof.results import TrialResult
 from toolproof.store.journal import Store
 from toolproof.store.queries import open_existing, stored_summary
+
+if TYPE_CHECKING:
+    from toolproof.results import TrialResult
 
 
 def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt = None) -> None:

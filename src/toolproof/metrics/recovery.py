@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
+from toolproof.metrics.conditions import pool
 from toolproof.transcript import EndEvent, Event, ToolCallEvent, Transcript
 
 SWITCH_WINDOW = 3
@@ -130,86 +131,6 @@ def trial_stats(trial: Events) -> dict[str, Any]:
         "faulted": had_fault(trial),
         "tool_errors": sum(c.is_error for c in _calls(trial)),
     }
-
-
-def recovery_counts(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
-    """What the recovery metrics divide, from (outcome, trial_stats) pairs; `infra_error`
-    trials are left out of everything but `infra_error_excluded`.
-
-    Returns {"failed": Counter by fault kind, "recovered": Counter by fault kind, "trials",
-    "looped", "faulted", "faulted_passed", "infra_error_excluded"}.
-    """
-    failed: Counter[str] = Counter()
-    recovered: Counter[str] = Counter()
-    trials = looped = faulted = faulted_passed = 0
-    for outcome, stats in rows:
-        if outcome == "infra_error":
-            continue
-        trials += 1
-        if stats["failed"]:
-            failed.update(stats["failed"])
-            recovered.update(stats["recovered"])
-        looped += bool(stats["looped"])
-        if stats["faulted"]:
-            faulted += 1
-            faulted_passed += outcome == "passed"
-    return {
-        "failed": failed,
-        "recovered": recovered,
-        "trials": trials,
-        "looped": looped,
-        "faulted": faulted,
-        "faulted_passed": faulted_passed,
-        "infra_error_excluded": len(rows) - trials,
-    }
-
-
-def merge_counts(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The `recovery_counts` of several groups of trials taken together."""
-    out: dict[str, Any] = recovery_counts([])
-    for part in parts:
-        out["failed"].update(part["failed"])
-        out["recovered"].update(part["recovered"])
-        for name in ("trials", "looped", "faulted", "faulted_passed", "infra_error_excluded"):
-            out[name] += part[name]
-    return out
-
-
-def recovery_rates(counts: Mapping[str, Any]) -> dict[str, Any]:
-    """recovery_rate, loop_rate and corrective_action from `recovery_counts`; a rate with
-    nothing to count is None ("not measured"), never 0 or 1.
-
-    Returns {"recovery_rate", "loop_rate", "corrective_action", "failed_calls",
-    "recovered_calls", "trials", "faulted_trials", "infra_error_excluded",
-    "by_fault": {kind: {"failed", "recovered", "rate"}}}.
-    """
-    failed, recovered = counts["failed"], counts["recovered"]
-    n_failed, n_recovered = sum(failed.values()), sum(recovered.values())
-    trials, faulted = counts["trials"], counts["faulted"]
-    return {
-        "recovery_rate": n_recovered / n_failed if n_failed else None,
-        "loop_rate": counts["looped"] / trials if trials else None,
-        "corrective_action": counts["faulted_passed"] / faulted if faulted else None,
-        "failed_calls": n_failed,
-        "recovered_calls": n_recovered,
-        "trials": trials,
-        "faulted_trials": faulted,
-        "infra_error_excluded": counts["infra_error_excluded"],
-        "by_fault": {
-            kind: {
-                "failed": failed[kind],
-                "recovered": recovered[kind],
-                "rate": recovered[kind] / failed[kind],
-            }
-            for kind in sorted(failed)
-        },
-    }
-
-
-def pool(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
-    """recovery_rate, loop_rate and corrective_action from (outcome, trial_stats) pairs;
-    `infra_error` trials are left out of all three (see `recovery_rates`)."""
-    return recovery_rates(recovery_counts(rows))
 
 
 def recovery_summary(trials: Sequence[Trial]) -> dict[str, Any]:

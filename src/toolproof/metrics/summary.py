@@ -21,6 +21,7 @@ from toolproof.metrics.checkpoints import checkpoints_summary
 from toolproof.metrics.conditions import (
     conditions_summary,
     mean_rate,
+    pool,
     recovery_pairs,
     task_recovery_counts,
 )
@@ -30,7 +31,6 @@ from toolproof.metrics.load import load_level_stats
 from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
 from toolproof.metrics.personas import personas_summary, variant_part
 from toolproof.metrics.policy import policy_summary
-from toolproof.metrics.recovery import pool
 from toolproof.metrics.score import reliability_score
 from toolproof.metrics.stats import bootstrap_means
 from toolproof.records import InfraPolicy, RunRecord

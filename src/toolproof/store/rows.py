@@ -98,7 +98,10 @@ def outcome_dicts(names: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[d
 def record_hash(stored: bytes, values: Sequence[Any]) -> str:
     """sha256 of a trial's record: its result's bytes as stored, a newline, and its
     HASHED_COLUMNS as a JSON array (JSON columns as their stored text)."""
-    return hashlib.sha256(stored + b"\n" + orjson.dumps(values)).hexdigest()
+    digest = hashlib.sha256(stored)  # fed in parts: a result is not copied to be hashed
+    digest.update(b"\n")
+    digest.update(orjson.dumps(values))
+    return digest.hexdigest()
 
 
 def stored_row(result: Mapping[str, Any]) -> dict[str, Any]:
