@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import pstats
 import re
 import signal
 import sqlite3
@@ -275,6 +276,23 @@ def test_ci_commands_exit_at_once_with_all_said_written_and_the_store_closed(
     assert said in result.stdout and f"wrote {out}" in result.stdout
     assert json.loads(out.read_text())
     assert not Path(f"{copy}-wal").exists() and not Path(f"{copy}-shm").exists()
+
+
+def test_a_profiled_ci_command_still_writes_its_profile(
+    stored: dict[str, Any], tmp_path: Path
+) -> None:
+    """Under a profiler (or a coverage tracer) a CI command exits as usual, so that what
+    watched it writes what it saw at exit."""
+    profile = tmp_path / "verify.prof"
+    command = ["-m", "cProfile", "-o", profile, "-m", "toolproof", "verify", stored["clean"]]
+    result = subprocess.run(
+        [sys.executable, *map(str, command), "--store", str(stored["store"])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert pstats.Stats(str(profile)).total_calls > 0
 
 
 def test_an_ambiguous_start_of_a_run_id_lists_the_runs(stored: dict[str, Any]) -> None:

@@ -47,8 +47,9 @@ def exit_without_teardown(close: Callable[[], None]) -> None:
 
 
 def _leave(code: int) -> None:
-    """End the process now if the command asked to (`exit_without_teardown`)."""
-    if not _closing:
+    """End the process now if the command asked to (`exit_without_teardown`), unless a
+    profiler or a coverage tracer is watching: those write what they saw at exit."""
+    if not _closing or sys.getprofile() is not None or sys.gettrace() is not None:
         return
     for close in _closing:
         close()
