@@ -278,6 +278,22 @@ def test_ci_commands_exit_at_once_with_all_said_written_and_the_store_closed(
     assert not Path(f"{copy}-wal").exists() and not Path(f"{copy}-shm").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "code"), [(["--min", "pass@1=0.5"], 0), (["--max", "pass@1=0.5"], 1)]
+)
+def test_a_command_started_with_its_output_closed_still_writes_and_exits_right(
+    stored: dict[str, Any], tmp_path: Path, args: list[str], code: int
+) -> None:
+    """Standard output and error closed (`>&- 2>&-`, as a service may start it): what would
+    be printed goes nowhere, the files are written, the exit code says how it went."""
+    out = tmp_path / "gate.json"
+    command = [sys.executable, "-m", "toolproof", "gate", stored["clean"], *args]
+    command += ["--store", str(stored["store"]), "--json", str(out)]
+    closed = ["sh", "-c", 'exec "$0" "$@" >&- 2>&-', *command]
+    assert subprocess.run(closed, timeout=120, check=False).returncode == code
+    assert json.loads(out.read_text())["passed"] is (code == 0)
+
+
 def test_a_profiled_ci_command_still_writes_its_profile(
     stored: dict[str, Any], tmp_path: Path
 ) -> None:

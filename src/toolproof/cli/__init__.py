@@ -22,6 +22,9 @@ def main() -> None:
     traceback; Ctrl-C exits 130; a reader that goes away (`| head`) ends no work."""
     global _closing
     _closing = []
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # started with it closed: what is printed goes nowhere
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
     try:
         from toolproof.cli.output import keep_working_without_reader
 
@@ -53,9 +56,10 @@ def _leave(code: int) -> None:
         return
     for close in _closing:
         close()
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (sys.stdout, sys.stderr):  # None where the command started without one
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except OSError:  # as the interpreter's own last flush would report it
             code = code or 120
     os._exit(code)
