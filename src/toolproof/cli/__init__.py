@@ -8,8 +8,10 @@ seconds stops the command quietly too.
 from __future__ import annotations
 
 import os
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _closing: list[Callable[[], None]] | None = None
@@ -26,7 +28,9 @@ def main() -> None:
         if getattr(sys, name) is None:  # started with it closed: what is printed goes nowhere
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
     try:
-        from toolproof.cli.output import keep_working_without_reader
+        with ctrl_c_deferred():  # every command's module loads: most of the start-up
+            from toolproof.cli.commands import app  # noqa: F401
+            from toolproof.cli.output import keep_working_without_reader
 
         keep_working_without_reader()
         _run()
@@ -38,6 +42,27 @@ def main() -> None:
             _leave(exc.code or 0)
         raise
     _leave(0)
+
+
+@contextmanager
+def ctrl_c_deferred() -> Iterator[None]:
+    """Ctrl-C held back while modules load, then raised (KeyboardInterrupt) once they have:
+    one raised while a C extension initializes can crash the interpreter (orjson's did, in
+    about one start in twenty interrupted at 0.3 s), and one raised in an import's clean-up
+    callback is ignored, so the command carried on as if no one had pressed it. Only where
+    Ctrl-C raises KeyboardInterrupt (not where it is ignored or handled elsewhere), and only
+    around toolproof's own imports: a suite's modules can still be interrupted."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    pressed: list[int] = []
+    signal.signal(signal.SIGINT, lambda number, _frame: pressed.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if pressed:
+        raise KeyboardInterrupt
 
 
 def exit_without_teardown(close: Callable[[], None]) -> None:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from toolproof.ci.gate import flag_spec
+from toolproof.cli import ctrl_c_deferred
 from toolproof.cli.options import (
     DriftOpt,
     ExecutorOpt,
@@ -217,10 +218,11 @@ def run(
     otel_content: OtelContentOpt = False,
 ) -> None:
     """Run every task many times and report pass^k; an unfinished same run is resumed."""
-    from toolproof.models.registry import DEFAULT_MODEL
-    from toolproof.runner.run import RunRequest, RunStart, run_suite
-    from toolproof.suite import load_suite
-    from toolproof.telemetry import OtelOptions, check_options, open_export
+    with ctrl_c_deferred():
+        from toolproof.models.registry import DEFAULT_MODEL
+        from toolproof.runner.run import RunRequest, RunStart, run_suite
+        from toolproof.suite import load_suite
+        from toolproof.telemetry import OtelOptions, check_options, open_export
 
     writable(json_path, "--json")
     writable(otel_file, "--otel-file")
