@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 import pytest
 
@@ -42,3 +43,16 @@ def test_a_handler_of_someone_else_is_left_alone() -> None:
         assert seen == [signal.SIGINT]
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_off_the_main_thread_the_block_just_runs() -> None:
+    ran: list[bool] = []
+
+    def block() -> None:
+        with ctrl_c_deferred():
+            ran.append(True)
+
+    worker = threading.Thread(target=block)
+    worker.start()
+    worker.join()
+    assert ran == [True]

@@ -56,7 +56,11 @@ def ctrl_c_deferred() -> Iterator[None]:
         yield
         return
     pressed: list[int] = []
-    signal.signal(signal.SIGINT, lambda number, _frame: pressed.append(number))
+    try:
+        signal.signal(signal.SIGINT, lambda number, _frame: pressed.append(number))
+    except ValueError:  # not the main thread, where Ctrl-C is never raised anyway
+        yield
+        return
     try:
         yield
     finally:
