@@ -29,11 +29,11 @@ def main() -> None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
     try:
         with ctrl_c_deferred():  # every command's module loads: most of the start-up
-            from toolproof.cli.commands import app  # noqa: F401
+            from toolproof.cli.commands import app
             from toolproof.cli.output import keep_working_without_reader
 
         keep_working_without_reader()
-        _run()
+        _run(app)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
@@ -94,11 +94,10 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def _run() -> None:
+def _run(app: Callable[[], Any]) -> None:
     from rich.markup import escape
     from sqlalchemy.exc import DBAPIError
 
-    from toolproof.cli.commands import app
     from toolproof.cli.output import errors
     from toolproof.errors import SuiteError, ToolproofError
     from toolproof.store.journal import failure

@@ -24,6 +24,7 @@ from toolproof.report.json import write_json
 from toolproof.report.junit import write_junit
 from toolproof.report.markdown import write_markdown
 from toolproof.report.terminal import gate_table
+from toolproof.store.journal import Store
 from toolproof.store.queries import open_existing
 
 
@@ -60,8 +61,7 @@ def gate(
     flags = flag_spec(min_ or [], max_ or [], max_regression)
     for path, flag in ((junit, "--junit"), (markdown, "--markdown"), (json_path, "--json")):
         writable(path, flag)
-    journal = open_existing(store)
-    exit_without_teardown(journal.engine.dispose)
+    journal = _opened(store)
     run_id = journal.resolve(run_id)
     baseline = journal.resolve(baseline) if baseline else None
     run = journal.run(run_id)
@@ -101,8 +101,7 @@ def compare(
 ) -> None:
     """B − A per metric and per task, with paired tests over matched trials."""
     writable(json_path, "--json")
-    journal = open_existing(store)
-    exit_without_teardown(journal.engine.dispose)
+    journal = _opened(store)
     run_a, run_b = journal.resolve(run_a), journal.resolve(run_b)
     comparison = compare_runs(journal, run_a, run_b, alpha=alpha)
     for table in comparison_tables(comparison):
@@ -147,8 +146,7 @@ def verify(
     manifest, naming the trial."""
     writable(manifest, "--manifest")
     writable(json_path, "--json")
-    journal = open_existing(store)
-    exit_without_teardown(journal.engine.dispose)
+    journal = _opened(store)
     run_id = journal.resolve(run_id)
     if record:
         if load_manifest(journal, run_id) is not None:
@@ -187,3 +185,11 @@ def verify(
             highlight=False,
         )
     raise typer.Exit(1)
+
+
+def _opened(store: str | None) -> Store:
+    """The store a CI command reads: closed, and the process ended without the
+    interpreter's teardown, once the command is done (`exit_without_teardown`)."""
+    journal = open_existing(store)
+    exit_without_teardown(journal.engine.dispose)
+    return journal

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from toolproof.cli import ctrl_c_deferred
 from toolproof.cli.options import (
     DriftOpt,
     FaultsOpt,
@@ -48,8 +49,9 @@ def serve_tools(
     fresh: Annotated[bool, typer.Option(help="Put the trial in a new run.")] = False,
 ) -> None:
     """Serve one trial's tools (faults and drift applied) as an MCP server, then grade it."""
-    from toolproof.runner.served import serve
-    from toolproof.suite import load_suite
+    with ctrl_c_deferred():
+        from toolproof.runner.served import serve
+        from toolproof.suite import load_suite
 
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport!r}: use 'stdio' or 'http'")

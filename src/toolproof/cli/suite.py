@@ -49,9 +49,10 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt
     """Prove a suite sound: gold actions run, the oracle passes every task, and every
     adversarial baseline (null, recite-facts, echo-user, word-salad, read-all, fixed-reply)
     fails every task. Rubrics are judged only with a judge model."""
-    from toolproof.runner.judging import resolve_judge
-    from toolproof.runner.validate import validate_conditions, validate_suite
-    from toolproof.suite import load_suite
+    with ctrl_c_deferred():
+        from toolproof.runner.judging import resolve_judge
+        from toolproof.runner.validate import validate_conditions, validate_suite
+        from toolproof.suite import load_suite
 
     loaded = load_suite(suite)
     for warning in loaded.warnings:
@@ -378,10 +379,11 @@ def regrade(
     judge_model: JudgeModelOpt = None,
 ) -> None:
     """Re-grade a run's stored transcripts against the suite's current expectations."""
-    from toolproof.runner.judging import resolve_judge
-    from toolproof.runner.regrade import regrade_run
-    from toolproof.runtime import services_on_demand
-    from toolproof.suite import load_suite
+    with ctrl_c_deferred():
+        from toolproof.runner.judging import resolve_judge
+        from toolproof.runner.regrade import regrade_run
+        from toolproof.runtime import services_on_demand
+        from toolproof.suite import load_suite
 
     writable(json_path, "--json")
     journal = open_existing(store)

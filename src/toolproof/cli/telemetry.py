@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from toolproof.cli import ctrl_c_deferred
 from toolproof.cli.options import StoreOpt
 from toolproof.cli.output import console, errors, writable
 from toolproof.errors import UsageError
@@ -32,8 +33,9 @@ def suite_for_traces(path: Path | None) -> Suite | None:
     """The suite, loaded without starting the live systems it can do without."""
     if path is None:
         return None
-    from toolproof.runtime import services_on_demand
-    from toolproof.suite import load_suite
+    with ctrl_c_deferred():
+        from toolproof.runtime import services_on_demand
+        from toolproof.suite import load_suite
 
     with services_on_demand():
         return load_suite(path)
