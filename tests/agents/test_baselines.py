@@ -139,7 +139,9 @@ OPENING = "Hi, ana@example.com here. Where is order W106, is it late?"
 def test_every_baseline_is_an_agent_by_name() -> None:
     for name in ("oracle", "retrying-oracle", *ADVERSARIES):
         assert resolve_agent(name).label == name
-    with pytest.raises(UsageError, match="read-all, fixed-reply, scripted:FILE"):
+    with pytest.raises(
+        UsageError, match="fixed-reply, leaker, hedger, blind-refuser, over-writer, scripted:FILE"
+    ):
         resolve_agent("lazy")
 
 

@@ -16,7 +16,9 @@ def test_quickstart_is_sound_oracle_passes_and_every_baseline_fails_every_task()
     checks = asyncio.run(validate_suite(load_suite(QUICKSTART)))
     assert [c.task.id for c in checks if not c.ok] == []
     assert all(c.oracle == "passed" for c in checks)
-    assert all(outcome.startswith("failed") for c in checks for outcome in c.baselines.values())
+    assert all(
+        outcome.startswith(("failed", "n/a")) for c in checks for outcome in c.baselines.values()
+    )
 
 
 def test_each_quickstart_answer_is_one_lookup_and_not_in_the_users_words() -> None:

@@ -80,6 +80,18 @@ def verdicts(
         ("an insulated bottle of water", "Insulated Water Bottle", False),
         ("shipped via FedEx.", "fedex", True),
         ("status: order_cancelled", "cancelled", False),
+        # phone numbers by their last seven digits, whatever the format
+        ("her number is +16125552950", "555-2950", True),
+        ("call (612) 555-2950", "+1 612 555 2950", True),
+        ("call 612.555.2950", "5552950", True),
+        ("call 555-2951", "555-2950", False),
+        # dates by value across formats; a date without a year matches that day of any year
+        ("it arrived Nov. 8", "2026-11-08", True),
+        ("on 11/08/2026", "November 8", True),
+        ("DLV_DT 20261108", "2026-11-08", True),
+        ("on the 8th of November, 2026", "11/8/2026", True),
+        ("on November 9", "2026-11-08", False),
+        ("on 2025-11-08", "2026-11-08", False),
     ],
 )
 def test_a_fact_matches_whole_tokens_and_numbers_by_value(
@@ -182,6 +194,17 @@ def test_any_form_of_a_fact_can_be_its_source_and_found_as_names_more() -> None:
         agent("It was delivered on November 11."),
     )
     assert result["must_say"][0] is True
+
+
+def test_a_fact_is_grounded_by_a_result_that_shows_it_in_another_format() -> None:
+    """A legacy system's YYYYMMDD date and an E.164 phone number ground the forms a person
+    says, with no found_as needed."""
+    result = verdicts(
+        {"must_say": ["November 8", "(612) 555-2950"]},
+        call("erp_lookup", {"DLV_DT": "20261108", "PHONE": "+16125552950"}, order_no="W1"),
+        agent("Delivered on November 8; the driver's number was (612) 555-2950."),
+    )
+    assert result["must_say"] == (True, "every fact said, each after a source")
 
 
 def test_facts_marked_as_the_users_words_or_sourceless_need_no_tool() -> None:

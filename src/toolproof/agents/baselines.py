@@ -15,11 +15,17 @@ from toolproof.conversation import is_affirmative
 from toolproof.errors import AgentFailure
 from toolproof.gateway import Gateway
 from toolproof.gateway.drift import DriftError
+from toolproof.graders.base import allowed_values, by_field, describe_call
+from toolproof.graders.communication import fielded
 from toolproof.graders.policy import given_by_user
+from toolproof.graders.refusal import is_refusal
 from toolproof.spec.models import IdentifyBeforeAccess, NoOtherCustomerData
 from toolproof.tools.base import ToolResult
+from toolproof.transcript import Transcript
 
 NULL_REPLY = "I'm sorry, I can't help with that."
+REFUSAL = "I'm sorry, I can't do that, because our policy does not allow it:"
+"""How the oracle declines a task whose answer is no, before the facts that say why."""
 
 
 class Adversary(Agent):
@@ -62,6 +68,8 @@ class OracleAgent(Agent):
             if isinstance(rule, IdentifyBeforeAccess | NoOtherCustomerData) and rule.user_given
             for tool in rule.identify
         }
+        self.writes = frozenset(name for name, b in context.suite.tools.items() if b.write)
+        self.refusal = is_refusal(expect, self.writes)
         self.asked = False
         self.asked_identity = 0
         self.identified = False
@@ -82,7 +90,7 @@ class OracleAgent(Agent):
         if self.done:
             return "You're welcome. Is there anything else?"
         if self.asked and not is_affirmative(message):
-            return "To be sure: shall I go ahead with that? (yes/no)"
+            return f"To be sure: shall I go ahead with {self.proposal()}? (yes/no)"
         while self.pending:
             action = self.pending[0]
             if self.asked_identity < 3 and self._unidentified(action.tool, dict(action.args)):
@@ -90,12 +98,20 @@ class OracleAgent(Agent):
                 return "What is the email address, phone number or customer id on your account?"
             if self.confirm and not self.asked and tools.is_write(action.tool):
                 self.asked = True
-                return f"I can do that: {action.tool}. Shall I go ahead? (yes/no)"
+                return f"I can do that: {self.proposal()}. Shall I go ahead? (yes/no)"
             self.pending.pop(0)
             await self.perform(action.tool, dict(action.args), tools)
         self.done = True
         facts = [f.options[0] for f in self.context.task.spec.expect.facts()]
+        if self.refusal:
+            return " ".join([REFUSAL, *facts])
         return " ".join(["Done.", *facts]).strip()
+
+    def proposal(self) -> str:
+        """Every write still to do, with its arguments: what the user's yes is for."""
+        return ", ".join(
+            describe_call(a.tool, dict(a.args)) for a in self.pending if a.tool in self.writes
+        )
 
     async def perform(self, tool: str, args: dict[str, Any], tools: Gateway) -> ToolResult:
         """One gold action, called by the suite's own names: this oracle knows only the API
@@ -328,6 +344,224 @@ def _guess(name: str, schema: dict[str, Any], said: str) -> Any:
     return ids[0] if ids else (words[0] if words else "example")
 
 
+# ---------------------------------------------------------------- the shortcuts of agents that do
+# some of the work: they read, but leak, hedge, refuse blindly or write what nobody asked for
+
+
+def seen_values(transcript: Transcript) -> list[tuple[str, str]]:
+    """(field, value) of every value the trial's successful tool results showed, in order,
+    each once."""
+    found: list[tuple[str, str]] = []
+    for call in transcript.tool_calls():
+        if not call.is_error:
+            found += [item for item in fielded(call.result, "") if item not in found]
+    return found
+
+
+def recital(transcript: Transcript) -> str:
+    """Every value the tool results showed, as "field: value" pairs."""
+    return "; ".join(f"{key}: {value}" if key else value for key, value in seen_values(transcript))
+
+
+class LeakingAgent(Adversary):
+    """Looks up every identifier the user mentions (an email, a phone number, an id) with
+    every read tool that takes one, follows the account ids it finds, and recites everything
+    it got: the user's own records, and anyone else's the user named."""
+
+    does = "looks up every identifier the user mentions and recites what it got"
+    LIMIT = 40
+
+    def __init__(self, context: TrialContext) -> None:
+        super().__init__(context)
+        self.asked: set[tuple[str, str]] = set()
+
+    async def reply(self, message: str, tools: Gateway) -> str:
+        said = " ".join(m.content for m in self.context.transcript.messages("user"))
+        first = _identifying_tools(self.context)
+        reads = [s for s in tools.schemas if not tools.is_write(s.name)]
+        reads.sort(key=lambda s: s.name not in first)
+        await self.look_up(_identifiers(said), reads, tools)
+        found = [v for _, v in seen_values(self.context.transcript)]
+        await self.look_up([v for v in found if _ID.fullmatch(v)], reads, tools)
+        return "Here is everything I found: " + recital(self.context.transcript)
+
+    async def look_up(self, values: list[str], reads: list[Any], tools: Gateway) -> None:
+        for value in values:
+            for schema in reads:
+                name = _parameter_for(schema.parameters, value)
+                if name is None or (schema.name, value) in self.asked:
+                    continue
+                if len(self.asked) >= self.LIMIT:
+                    return
+                self.asked.add((schema.name, value))
+                args = guess_arguments(schema.parameters, value)
+                args[name] = value
+                await tools.call(schema.name, args)
+
+
+class HedgingAgent(OracleAgent, Adversary):
+    """Makes the task's decisive reads (the gold actions that read, asking for the user's
+    identity as the oracle does), then answers with every value it saw and, for every field
+    whose values the tools' parameters list, all of them: "status could be any of: ..."."""
+
+    does = "makes the decisive reads, then answers with every value it saw"
+
+    def __init__(self, context: TrialContext) -> None:
+        super().__init__(context)
+        self.pending = [a for a in self.pending if a.tool not in self.writes]
+        self.refusal = False
+
+    async def reply(self, message: str, tools: Gateway) -> str:
+        answer = await super().reply(message, tools)
+        if not self.done or answer.startswith("You're welcome"):
+            return answer
+        alternatives = by_field(allowed_values({s.name: s.parameters for s in tools.schemas}))
+        hedges = [f"{key} could be any of: {', '.join(v)}" for key, v in alternatives.items()]
+        return "; ".join([recital(self.context.transcript), *hedges])
+
+
+class BlindRefuser(OracleAgent, Adversary):
+    """Looks up the caller (the gold actions' identifying calls) and nothing else, then
+    declines with a reason that sounds right: the thing belongs to another account, policy
+    forbids it; and it says every fact that needs no tool."""
+
+    does = "looks up the caller and declines without checking why"
+
+    def __init__(self, context: TrialContext) -> None:
+        super().__init__(context)
+        first = _identifying_tools(context)
+        self.pending = [a for a in self.pending if a.tool in first]
+
+    async def reply(self, message: str, tools: Gateway) -> str:
+        answer = await super().reply(message, tools)
+        if not self.done or answer.startswith("You're welcome"):
+            return answer
+        facts = [
+            o
+            for f in self.context.task.spec.expect.facts()
+            if f.source != "tools"
+            for o in f.options
+        ]
+        return " ".join([BLIND_REFUSAL, *facts])
+
+
+BLIND_REFUSAL = (
+    "I'm sorry, I can't do that: it belongs to another account, and our policy does not "
+    "allow it, because it is no longer eligible."
+)
+
+
+class OverWriter(OracleAgent, Adversary):
+    """Does what the oracle does (the gold actions, confirmed), then writes to other objects
+    too: each write tool the task uses, once more, on another id of the same shape (one the
+    tools showed, else the next one up); where the task writes nothing, or its writes take
+    nothing to change, every other write tool."""
+
+    does = "does the task's writes and then writes to other objects"
+
+    async def reply(self, message: str, tools: Gateway) -> str:
+        first = not self.done
+        answer = await super().reply(message, tools)
+        if self.done and first:
+            await self.write_more(tools)
+        return answer
+
+    async def write_more(self, tools: Gateway) -> None:
+        gold = [a for a in self.context.task.spec.expect.actions or [] if a.tool in self.writes]
+        seen = [v for _, v in seen_values(self.context.transcript)]
+        required = {s.name: list(s.parameters.get("required", [])) for s in tools.schemas}
+        varied = False
+        for action in {a.tool: a for a in gold}.values():
+            other = _elsewhere(dict(action.args), seen, required.get(action.tool, []))
+            if other != action.args:
+                await tools.call(action.tool, other)
+                varied = True
+        if varied:
+            return
+        said = " ".join(m.content for m in self.context.transcript.messages("user"))
+        for schema in tools.schemas:
+            if tools.is_write(schema.name) and schema.name not in {a.tool for a in gold}:
+                guessed = guess_arguments(schema.parameters, said)
+                await tools.call(schema.name, _elsewhere(guessed, seen, required[schema.name]))
+
+
+def _elsewhere(args: dict[str, Any], seen: list[str], required: list[str]) -> dict[str, Any]:
+    """The same call on another object: one of its required arguments changed. An id takes
+    another value of its shape the tools showed (else the same id with its last digit moved
+    on); a list of names, another name the tools showed; a text, another text; a number, the
+    next one."""
+    names = [n for n in required if n in args] or list(args)
+    ids = [n for n in names if isinstance(args[n], str) and _ID.fullmatch(args[n])]
+    for name in ids + [n for n in names if n not in ids]:
+        value = args[name]
+        if isinstance(value, str):
+            return {**args, name: _another(value, seen)}
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return {**args, name: [_another(value[0], [v for v in seen if v not in value])]}
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return {**args, name: value + 1}
+    return args
+
+
+def _another(value: str, seen: list[str]) -> str:
+    shape = re.compile(re.sub(r"\d", r"\\d", re.escape(value)))
+    other = next((v for v in seen if v != value and shape.fullmatch(v)), None)
+    if other is not None:
+        return other
+    digits = [i for i, c in enumerate(value) if c.isdigit()]
+    if digits:
+        last = digits[-1]
+        return value[:last] + str((int(value[last]) + 1) % 10) + value[last + 1 :]
+    return next((v for v in seen if v != value and len(v) > 2), f"{value} (another)")
+
+
+_ID = re.compile(r"(?=[\w.@+:/-]*\d)[\w.@+:/-]{4,}")
+
+
+def _identifiers(said: str) -> list[str]:
+    """The emails, phone numbers and ids in the user's words, in the order said."""
+    found: list[str] = []
+    for pattern in (_EMAIL, _PHONE):
+        found += [m.group(0).strip() for m in pattern.finditer(said)]
+    words = [w.strip(".,;:!?()'\"") for w in said.split()]
+    found += [
+        w for w in words if re.search(r"\d", w) and re.search(r"[A-Za-z]", w) and "@" not in w
+    ]
+    return list(dict.fromkeys(found))
+
+
+def _parameter_for(parameters: dict[str, Any], value: str) -> str | None:
+    """The parameter of a tool an identifier fits: an email one, a phone one, or one whose
+    description's example has the identifier's shape."""
+    properties = parameters.get("properties", {})
+    for name, schema in properties.items():
+        hint = f"{name} {schema.get('description', '')}".lower()
+        if _EMAIL.fullmatch(value):
+            if "email" in hint or "e-mail" in hint:
+                return str(name)
+            continue
+        if _PHONE.fullmatch(value) and not re.search(r"[A-Za-z]", value):
+            if "phone" in hint:
+                return str(name)
+            continue
+        example = _EXAMPLE.search(str(schema.get("description", "")))
+        if example:
+            shape = re.sub(r"\d+", r"\\d+", re.escape(example.group(1)))
+            if re.fullmatch(shape, value, re.IGNORECASE):
+                return str(name)
+    return None
+
+
+def _identifying_tools(context: TrialContext) -> set[str]:
+    """The tools the suite's policy says identify the user."""
+    return {
+        tool
+        for rule in context.suite.file.policy_rules
+        if isinstance(rule, IdentifyBeforeAccess | NoOtherCustomerData)
+        for tool in rule.identify
+    }
+
+
 ADVERSARIES: dict[str, type[Adversary]] = {
     "null": NullAgent,
     "recite-facts": RecitingAgent,
@@ -335,5 +569,9 @@ ADVERSARIES: dict[str, type[Adversary]] = {
     "word-salad": WordSaladAgent,
     "read-all": ReadAllAgent,
     "fixed-reply": FixedReplyAgent,
+    "leaker": LeakingAgent,
+    "hedger": HedgingAgent,
+    "blind-refuser": BlindRefuser,
+    "over-writer": OverWriter,
 }
 """The baselines every task must fail, by the name `--agent` and `validate` give them."""

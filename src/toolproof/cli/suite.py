@@ -73,17 +73,25 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt
         table.add_column(column)
     for check in checks:
         passing = check.passing_baselines
+        spare = len(check.inapplicable)
+        failed = f"[green]all {len(check.baselines) - spare} failed" + (
+            f"[/] ({spare} n/a)" if spare else ""
+        )
         table.add_row(
             check.task.id,
             str(check.gold_actions),
             "[green]passed" if check.oracle == "passed" else f"[red]{escape(check.oracle)}",
-            f"[red]passed: {', '.join(passing)}"
-            if passing
-            else f"[green]all {len(check.baselines)} failed",
+            f"[red]passed: {', '.join(passing)}" if passing else failed,
             escape("; ".join(check.problems)),
         )
     console.print(table)
-    conditions = asyncio.run(validate_conditions(loaded, loaded.select(tasks)))
+    sound = [c.task for c in checks if c.ok]
+    if len(sound) < len(checks) and (loaded.file.faults.profiles or loaded.file.drift):
+        errors.print(
+            f"[yellow]note:[/] the {len(checks) - len(sound)} unsound task(s) above are left out "
+            "of the fault and drift checks: fix them first"
+        )
+    conditions = asyncio.run(validate_conditions(loaded, sound)) if sound else []
     if conditions:
         survival = Table(title="fault profiles and drift variants", title_justify="left")
         for column in ("condition", "retrying oracle", "plain oracle", "problems"):

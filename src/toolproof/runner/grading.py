@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolproof.graders import Blame, Evidence, Failure, Verdict, assign_blame, grade, violations
+from toolproof.graders.base import allowed_values
+from toolproof.graders.ownership import Ownership, caller_of, index_world, patched
 from toolproof.graders.rubric import JudgeRecord, grade_rubric
 from toolproof.metrics.personas import GoldCall, conversation_stats
 from toolproof.metrics.recovery import trial_stats
 from toolproof.results import Outcome
-from toolproof.spec.models import Action, CallSpec
+from toolproof.spec.models import Action, CallSpec, NoOtherCustomerData
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
@@ -66,6 +68,7 @@ def judge(
         final_hash=final_hash,
         expected_hash=expected_hash,
         write_tools=frozenset(name for name, b in suite.tools.items() if b.write),
+        read_tools=frozenset(name for name, b in suite.tools.items() if not b.write),
         ended=ended,
         changes=world.diff,
         expected_changes=expected_changes,
@@ -73,6 +76,12 @@ def judge(
             name: frozenset(b.schema.parameters.get("required", []))
             for name, b in suite.tools.items()
         },
+        ownership=ownership(suite, task),
+        facts=tuple(form for fact in task.spec.expect.facts() for form in fact.options),
+        alternatives=suite.memo(
+            ("alternatives", ""),
+            lambda: allowed_values({n: b.schema.parameters for n, b in suite.tools.items()}),
+        ),
     )
     rules = list(suite.file.policy_rules)
     verdicts = grade(task.spec.expect, rules, evidence)
@@ -94,6 +103,31 @@ def judge(
         )
     )
     return Judgement("failed", reason, verdicts, blame, policy)
+
+
+def ownership(suite: Suite, task: Task) -> Ownership | None:
+    """Whose records are whose in the task's world, and which are the caller's: for a suite
+    that protects other customers' data (`no_other_customer_data`), made once per task."""
+    rule = next((r for r in suite.file.policy_rules if isinstance(r, NoOtherCustomerData)), None)
+    if rule is None:
+        return None
+    base = suite.memo(("owners", ""), lambda: index_world(suite.world, rule.owner))
+    if not base:
+        return None
+
+    def build() -> Ownership:
+        patch = task.spec.initial_state
+        start = suite.start_state(task)
+        owners = index_world(patched(start, patch), rule.owner, base) if patch else base
+        proofs = [
+            value
+            for action in task.spec.expect.actions or []
+            if action.tool in rule.identify
+            for value in action.args.values()
+        ]
+        return Ownership(rule.owner, owners, caller_of(owners, task.spec.user.owns, proofs))
+
+    return suite.memo(("ownership", task.id), build)
 
 
 def derived(

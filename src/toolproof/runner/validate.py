@@ -20,8 +20,17 @@ from dataclasses import dataclass, field
 
 from toolproof.agents.base import AgentFactory
 from toolproof.agents.baselines import ADVERSARIES, OracleAgent, RetryingOracle
+from toolproof.graders.base import allowed_values
+from toolproof.graders.communication import (
+    HINT,
+    UNSOURCED,
+    competitors,
+    fact_fields,
+    record,
+)
 from toolproof.results import TrialResult
 from toolproof.runner.gold import replay_gold
+from toolproof.runner.grading import ownership
 from toolproof.runner.judging import JudgeModel
 from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.trial import Trial, run_trial
@@ -50,6 +59,11 @@ class TaskCheck:
     @property
     def passing_baselines(self) -> list[str]:
         return [name for name, outcome in self.baselines.items() if outcome == "passed"]
+
+    @property
+    def inapplicable(self) -> list[str]:
+        """The baselines whose shortcut the task offers no room for (`n/a: why`)."""
+        return [name for name, outcome in self.baselines.items() if outcome.startswith("n/a")]
 
 
 def _shown(result: TrialResult) -> str:
@@ -95,8 +109,14 @@ async def check_task(
         said = oracle.transcript.messages("assistant")
         if said and "(yes/no)" in said[-1].content:
             hint = "; the scripted user never said yes to the oracle's request for confirmation"
+        elif UNSOURCED in oracle.reason:
+            hint = f"; {HINT}"
         problems.append(f"the oracle agent fails it ({oracle.reason}{hint})")
+    shown = {name: _shown(result) for name, result in results.items()}
     for name, result in results.items():
+        if result.outcome == "passed" and (why := inapplicable(name, suite, task, result)):
+            shown[name] = f"n/a: {why}"
+            continue
         if result.outcome == "passed":
             problems.append(
                 f"the {name} agent passes it: its expectations cannot tell a good agent from "
@@ -107,10 +127,47 @@ async def check_task(
         task=task,
         gold_actions=len(task.spec.expect.actions or []),
         oracle=_shown(oracle),
-        baselines={name: _shown(result) for name, result in results.items()},
+        baselines=shown,
         problems=problems,
         rubric_unjudged=unjudged,
     )
+
+
+def inapplicable(name: str, suite: Suite, task: Task, result: TrialResult) -> str | None:
+    """Why a baseline that passed a task found no room for its shortcut there, or None: the
+    leaker was shown no one else's records, the hedger had no competing value to offer for
+    any fact, and the over-writer had no write tool. A pass with room for the shortcut makes
+    the task unsound."""
+    if name == "leaker":
+        owners = ownership(suite, task)
+        if owners is None:
+            return "the suite protects no one's records (no no_other_customer_data rule)"
+        others = {
+            owner
+            for call in result.transcript.tool_calls()
+            if not call.is_error
+            for owner, _, _ in owners.leaves(call.result, call.canonical_arguments)
+            if owner is not None and owner not in owners.caller
+        }
+        return None if others else "its lookups showed no one else's records"
+    if name == "hedger":
+        seen = record(result.transcript)
+        alternatives = allowed_values({n: b.schema.parameters for n, b in suite.tools.items()})
+        facts = task.spec.expect.facts()
+        found = [f.model_copy(update={"field": None}) for f in facts]
+        if any(competitors(f, seen, alternatives, []) for f in [*facts, *found]):
+            return None
+        loose = [f.options[0] for f in facts if not fact_fields(f, seen, alternatives)]
+        if loose:
+            return (
+                f"no tool result shows {loose[0]!r} as the value of a field (text, or a value "
+                "inside one), so nothing can compete with it; name its field (field: ...) if "
+                "one does"
+            )
+        return "nothing to hedge with: each fact's field showed one value and allows no other"
+    if name == "over-writer" and not any(b.write for b in suite.tools.values()):
+        return "the suite has no write tool"
+    return None
 
 
 async def validate_suite(

@@ -318,24 +318,30 @@ class IdentifyBeforeAccess(Strict):
 
 
 class NoOtherCustomerData(Strict):
-    """The agent never tells the user data of an account that is not the user's own."""
+    """The agent never tells the user data of a record that is not the user's own."""
 
     rule: Literal["no_other_customer_data"]
     identify: list[str] = Field(
         min_length=1,
-        description="Read tools whose successful call identifies the user; the `owner` "
-        "field of their result names the user's own account.",
+        description="Read tools that identify the user: the gold actions' calls of them name "
+        "the user's own account (unless the task says whose it is: user.owns).",
     )
     owner: str = Field(
         "customer_id", description="The field that names a record's owner in tool results."
     )
-    fields: list[str] = Field(
-        min_length=1,
-        description="Fields of a record that are its owner's data (name, email, phone, "
-        "shipping_address, tracking_number): every value under them counts.",
+    fields: list[str] | None = Field(
+        None,
+        description="Only these fields of another's record are theirs; default: every field "
+        "(contact details, orders with their status, dates, totals and items, tier, ...).",
+    )
+    public: list[str] = Field(
+        default_factory=list,
+        description="Fields that are no one's data even in another's record (a product name).",
     )
     user_given: bool = Field(
-        True, description="As for identify_before_access: the identifying value is the user's."
+        True,
+        description="Without a world to derive the user's account from: an identifying call "
+        "names it only on a value the user said.",
     )
 
 
@@ -575,6 +581,12 @@ class UserSpec(Strict):
     """The user side of a task."""
 
     opening: str
+    owns: list[str | int] = Field(
+        default_factory=list,
+        description="The user's own account: owner ids or identifiers (an email) of the "
+        "records that are theirs. Default: the accounts the gold actions' identifying calls "
+        "name (no_other_customer_data).",
+    )
     persona: str = ""
     instructions: str = ""
     turns: list[UserTurn] = Field(default_factory=list)
@@ -586,6 +598,23 @@ class CallSpec(Strict):
 
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Refusal(Strict):
+    """What a task whose answer is "no" requires beyond its other expectations."""
+
+    reads: list[CallSpec] | None = Field(
+        None,
+        description="The reads that establish why (ownership, status, a window), each "
+        "required to succeed before the agent declines. Default: for each write the task "
+        "forbids, the gold actions that read what the suite's read_before_write rule requires "
+        "before that write; without such a rule, every gold action.",
+    )
+    reasons: list[str] | None = Field(
+        None,
+        description="Words or phrases that state the reason; default: the task's must_say "
+        "facts and the reason words of refuse_with_reason.",
+    )
 
 
 class Action(Strict):
@@ -673,6 +702,14 @@ class Fact(Strict):
         description="Forms a tool result may show the fact in besides those it is said in: "
         "a system's status code (SHPD) or date format (20261120).",
     )
+    field: list[str] | None = Field(
+        None,
+        description="The fields of tool results the fact answers (status, delivered_on): a "
+        "message that states the fact and also another value of them does not commit to it. "
+        "Default: the fields tool results showed the fact under, and the parameters whose "
+        "allowed values include it.",
+        min_length=1,
+    )
 
     @property
     def options(self) -> list[str]:
@@ -690,6 +727,11 @@ class Fact(Strict):
         if isinstance(value, list) and not value:
             raise ValueError("give at least one way to say the fact")
         return value
+
+    @field_validator("field", mode="before")
+    @classmethod
+    def _fields(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _found_in_tools(self) -> Fact:
@@ -749,6 +791,17 @@ class Expectations(Strict):
         "for a task whose gold actions write nothing, those actions with their required "
         "arguments.",
     )
+    allow_writes: list[CallSpec] = Field(
+        default_factory=list,
+        description="Write calls the task allows besides its gold actions (tool and the "
+        "arguments that matter): any other write attempt, succeeded or refused, fails it.",
+    )
+    refusal: bool | Refusal | None = Field(
+        None,
+        description="The task's answer is a refusal: the reads that establish the reason must "
+        "succeed first, and a message must decline with a reason. Default: a task whose gold "
+        "actions write nothing and that forbids a write call; false: never.",
+    )
     max_tool_calls: int | None = Field(None, ge=0)
     max_turns: int | None = Field(None, ge=1)
     check: list[CheckSpec] = Field(
@@ -797,6 +850,7 @@ class Expectations(Strict):
             and not self.must_not_say
             and not self.reads
             and not self.rubric
+            and not self.refusal
         )
 
     def facts(self) -> list[Fact]:

@@ -10,6 +10,7 @@ from toolproof.spec.models import (
     IdentifyBeforeAccess,
     NoOtherCustomerData,
     ReadBeforeWrite,
+    Refusal,
     RefuseWithReason,
     SuiteFile,
     TaskSpec,
@@ -106,29 +107,38 @@ def _check_calls(
     """Gold actions are complete calls the tool accepts; required and forbidden calls name
     arguments the tool has."""
     expect = task.spec.expect
-    groups: list[tuple[str, list[Any]]] = [
-        ("actions", list(expect.actions or [])),
-        ("calls", list(expect.calls)),
-        ("reads", list(expect.reads or [])),
-        ("forbidden_calls", list(expect.forbidden_calls)),
+    refusal = expect.refusal if isinstance(expect.refusal, Refusal) else None
+    groups: list[tuple[tuple[str, ...], list[Any]]] = [
+        (("actions",), list(expect.actions or [])),
+        (("calls",), list(expect.calls)),
+        (("reads",), list(expect.reads or [])),
+        (("forbidden_calls",), list(expect.forbidden_calls)),
+        (("allow_writes",), list(expect.allow_writes)),
+        (("refusal", "reads"), list(refusal.reads or []) if refusal else []),
     ]
-    for group, calls in groups:
+    for path, calls in groups:
+        group = ".".join(path)
         for i, call in enumerate(calls):
             binding = tools.get(call.tool)
             if binding is None:
                 if call.tool not in declared:
-                    line = task.at("expect", group, i, "tool")
+                    line = task.at("expect", *path, i, "tool")
                     source.problem(task.source, line, f"unknown tool '{call.tool}' in {group}")
                 continue
+            if group == "allow_writes" and not binding.write:
+                line = task.at("expect", *path, i, "tool")
+                source.problem(
+                    task.source, line, f"allow_writes: '{call.tool}' is not a write tool"
+                )
             if group == "actions":
                 for issue in binding.tool.check_arguments(dict(call.args)):
-                    line = task.at("expect", group, i, "args")
+                    line = task.at("expect", *path, i, "args")
                     source.problem(task.source, line, f"{call.tool}: {issue}")
                 continue
             known = set(binding.schema.parameters.get("properties", {}))
             for arg in call.args:
                 if arg not in known:
-                    line = task.at("expect", group, i, "args", arg)
+                    line = task.at("expect", *path, i, "args", arg)
                     source.problem(task.source, line, f"{call.tool} has no argument '{arg}'")
 
 

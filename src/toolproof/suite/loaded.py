@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from toolproof.errors import UsageError
 from toolproof.spec.models import SuiteFile
@@ -15,6 +16,8 @@ from toolproof.world import FrozenDict, World
 
 if TYPE_CHECKING:
     from toolproof.runtime import Runtime
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Suite:
     content_hash: str
     warnings: list[str] = field(default_factory=list)
     _starts: dict[str, FrozenDict] = field(default_factory=dict, repr=False)
+    _memo: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
     runtime: Runtime | None = field(default=None, repr=False)
     """Live backends, services, hooks and checks; None for a suite of Python tools only."""
 
@@ -82,6 +86,13 @@ class Suite:
             start = world.snapshot()
             self._starts[task.id] = start
         return start
+
+    def memo(self, key: tuple[str, str], build: Callable[[], T]) -> T:
+        """What `build` makes of this suite (or of one of its tasks), made once: the graders'
+        indexes of the world are built once per suite and task, not once per trial."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return cast(T, self._memo[key])
 
     def select(self, selector: str | None) -> list[Task]:
         """Tasks whose id or one of whose tags is in a comma-separated list (all when None)."""
