@@ -178,22 +178,6 @@ def holm_adjusted(p_values: Sequence[Fraction]) -> list[Fraction]:
     return adjusted
 
 
-def mcnemar_exact(a_only: int, b_only: int) -> float:
-    """Two-sided exact McNemar p-value for the discordant counts of paired binary outcomes.
-
-    Under the null hypothesis each of the n = a_only + b_only discordant pairs falls either
-    way with probability 1/2, so p = min(1, 2 · P[X ≤ min(a_only, b_only)]) for
-    X ~ Binomial(n, 1/2). With no discordant pair there is no evidence of a difference: 1.
-    """
-    if a_only < 0 or b_only < 0:
-        raise ValueError("discordant counts must be non-negative")
-    n = a_only + b_only
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1))
-    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
-
-
 def paired_bootstrap(
     a: Sequence[float],
     b: Sequence[float],
