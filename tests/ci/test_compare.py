@@ -1,5 +1,5 @@
-"""Comparing runs: McNemar's exact test and the paired bootstrap checked against hand
-computations, trial matching, and `toolproof compare` on stored runs.
+"""Comparing runs: the paired bootstrap and permutation test checked against hand
+computations, trial matching, the per-task test, and `toolproof compare` on stored runs.
 
 `stored_run` (tests/stored.py) writes a run of chosen outcomes straight into a store, so each
 statistical situation is exact and fast to build.
@@ -17,10 +17,12 @@ import pytest
 from stored import OUTCOME, invoke, stored_run, toolproof_ci
 
 from toolproof.ci.compare import compare_runs
+from toolproof.ci.gate import evaluate_gate
 from toolproof.errors import UsageError
 from toolproof.metrics.comparison import compare_rows, pair_models
-from toolproof.metrics.stats import mcnemar_exact, paired_bootstrap, paired_permutation
+from toolproof.metrics.stats import paired_bootstrap, paired_permutation
 from toolproof.metrics.summary import ModelSummary, model_metrics
+from toolproof.spec.gate import GateSpec
 from toolproof.store.journal import Store
 
 
@@ -35,39 +37,6 @@ def rows(outcomes: Mapping[str, str], variant: str = "") -> list[dict[str, Any]]
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     return Store(str(tmp_path / "runs.db"))
-
-
-# ---------------------------------------------------------------- McNemar
-
-
-@pytest.mark.parametrize(
-    ("a_only", "b_only", "expected"),
-    [
-        (0, 0, 1.0),  # no discordant pair: no evidence
-        (1, 0, 1.0),  # 2 · 1/2 = 1
-        (3, 0, 0.25),  # 2 · 1/8
-        (6, 0, 0.03125),  # 2 · 1/64
-        (5, 1, 0.21875),  # 2 · (1 + 6) / 64
-        (2, 2, 1.0),  # 2 · 11/16 > 1, capped
-        (10, 2, 0.03857421875),  # 2 · (1 + 12 + 66) / 4096
-        (7, 3, 0.34375),  # 2 · (1 + 10 + 45 + 120) / 1024
-    ],
-)
-def test_mcnemar_exact_matches_the_binomial_tail(a_only: int, b_only: int, expected: float) -> None:
-    assert mcnemar_exact(a_only, b_only) == pytest.approx(expected, abs=1e-15)
-    assert mcnemar_exact(b_only, a_only) == mcnemar_exact(a_only, b_only)
-
-
-def test_mcnemar_exact_rejects_negative_counts() -> None:
-    with pytest.raises(ValueError):
-        mcnemar_exact(-1, 2)
-
-
-def test_mcnemar_exact_large_counts_stay_exact() -> None:
-    # 2 · P[X ≤ 40] for X ~ Binomial(100, 1/2), from the integer sum.
-    tail = sum(__import__("math").comb(100, i) for i in range(41))
-    assert mcnemar_exact(60, 40) == pytest.approx(2 * tail / 2**100, rel=1e-12)
-    assert 0.05 < mcnemar_exact(60, 40) < 0.06
 
 
 # ---------------------------------------------------------------- paired bootstrap
@@ -161,6 +130,30 @@ def test_compare_rows_matches_trials_by_variant_task_and_index() -> None:
     pass3 = v.metric("pass^3")
     assert pass3 is not None
     assert (pass3.a, pass3.b) == (1.0, 0.5) and pass3.test == "permutation"
+
+
+def test_compare_rows_tests_each_task_for_a_regression_with_holm_over_the_tasks() -> None:
+    """Fisher's one-sided p on each task's passes, Holm-adjusted over the variant's tasks:
+    only a drop can be significant, and only after the correction."""
+    a = rows({"down": "PPPPPP", "up": "FFFFFF", "slip": "PPPPPP", "same": "PPPFFF"})
+    b = rows({"down": "FFFFFF", "up": "PPPPPP", "slip": "PPPFFF", "same": "PPPFFF"})
+    [v] = compare_rows(a, b)
+    by = {t.task_id: t for t in v.tasks}
+    assert by["down"].p_value == pytest.approx(1 / 924)
+    assert by["down"].p_adjusted == pytest.approx(4 / 924)  # the smallest of 4, times 4
+    assert by["slip"].p_value == pytest.approx(20 / 220)  # C(6,3)·C(6,6) / C(12,9)
+    assert by["slip"].p_adjusted == pytest.approx(3 * 20 / 220)
+    assert by["up"].p_value == 1.0
+    assert by["same"].p_value == pytest.approx(662 / 924)  # P[X ≤ 3]: (1 + 36 + 225 + 400)/924
+    assert by["same"].p_adjusted == 1.0
+    assert [t.task_id for t in v.significantly_regressed] == ["down"]
+    assert not by["up"].significant and by["up"].improved
+    data = v.as_json()["tasks"][0]
+    assert (data["task"], data["significant"]) == ("down", True)
+    assert data["p_adjusted"] == pytest.approx(4 / 924)
+    # at alpha 0.001 the same drop is not enough
+    [strict] = compare_rows(a, b, alpha=0.001)
+    assert strict.significantly_regressed == []
 
 
 def test_compare_rows_leaves_out_k_above_the_matched_trials() -> None:
@@ -283,6 +276,27 @@ def test_compare_command(store: Store, tmp_path: Path) -> None:
     pass1 = variant["metrics"][0]
     assert (pass1["name"], pass1["test"], pass1["p_value"]) == ("pass@1", "permutation", 2 / 64)
 
+    assert "6 task(s) regressed significantly (what the gate counts):" in result.stdout
+    assert data["task_test"] == {"test": "fisher_exact_one_sided", "correction": "holm"}
+    down_t1 = variant["tasks"][0]
+    assert (down_t1["task"], down_t1["significant"]) == ("t1", True)
+    # Holm over 7 tasks: the six tied p-values of 1/924 are all adjusted to 7/924
+    assert down_t1["p_adjusted"] == pytest.approx(7 / 924)
+
     missing = invoke("compare", a, "nope", "--store", store.url)
     assert missing.code == 2
     assert "no run 'nope'" in str(missing.error)
+
+
+def test_compare_and_the_gate_flag_the_same_tasks(store: Store) -> None:
+    tasks = {f"t{i}": "PPPPPPPP" for i in range(12)}
+    changes = {"t0": "FFFFFFFF", "t1": "PFFFFFFF", "t2": "PPPPFFFF", "t3": "PPPPPPPF"}
+    a = stored_run(store, tasks)
+    b = stored_run(store, {**tasks, **changes})
+    [v] = compare_runs(store, a, b).pairs[0].variants
+    flagged = [t.task_id for t in v.significantly_regressed]
+    # 8/8 → 0/8: 1/12870 · 12; 8/8 → 1/8: 8/11440 · 11; 8/8 → 4/8: 70/1820 · 10 is not
+    assert flagged == ["t0", "t1"]
+    result = evaluate_gate(store, b, GateSpec(max_regressed_tasks=2), a)
+    [condition] = [c for c in result.conditions if c.kind == "regressed_tasks"]
+    assert [t.task_id for t in condition.tasks] == flagged and condition.passed

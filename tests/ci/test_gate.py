@@ -4,6 +4,7 @@ codes of `toolproof gate` on real runs of a small suite (0 pass, 1 fail, 2 bad i
 from __future__ import annotations
 
 import asyncio
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -222,23 +223,207 @@ def test_significant_regression_fails_and_insignificant_drop_passes(store: Store
     assert alone.passed and alone.conditions[1].skipped
 
 
-def test_one_task_of_thirty_collapsing_does_not_block_with_the_default_threshold(
+THIRTY = {f"t{i:02d}": "PPPPPP" for i in range(30)}
+TASKS = "no task regressed significantly vs baseline"
+
+
+def broken(count: int, trials: str = "FFFFFF") -> dict[str, str]:
+    """The first `count` of the thirty tasks failing every trial."""
+    return {f"t{i:02d}": trials for i in range(count)}
+
+
+def test_one_task_of_thirty_collapsing_fails_the_per_task_condition_not_the_mean(
     store: Store,
 ) -> None:
-    """30 tasks × 6 trials, one going 6/6 → 0/6: pooling McNemar over the clustered trials
-    called this significant (p = 0.031); over tasks it is one task of thirty (p = 1)."""
-    base = {f"t{i}": "PPPPPP" for i in range(30)}
-    baseline = stored_run(store, base, k=[1])
-    one = stored_run(store, {**base, "t0": "FFFFFF"}, k=[1])
+    """30 tasks × 6 trials, one going 6/6 → 0/6: over tasks the mean barely moves (p = 1),
+    but the task alone has Fisher p = 1/924, and 30/924 = 0.0325 after Holm."""
+    baseline = stored_run(store, THIRTY, k=[1])
+    one = stored_run(store, {**THIRTY, **broken(1)}, k=[1])
     result = evaluate_gate(store, one, GateSpec(), baseline)
-    assert result.passed, [c.detail for c in result.failed]
     pass1 = next(c for c in result.conditions if c.name.startswith("pass@1: no significant"))
+    assert pass1.passed
     assert (
         "a drop, but not significant" in pass1.detail and "p = 1.0000 over 30 tasks" in pass1.detail
     )
-    many = stored_run(store, {**base, **{f"t{i}": "FFFFFF" for i in range(8)}}, k=[1])
-    failed = evaluate_gate(store, many, GateSpec(), baseline).failed
-    assert [c.name for c in failed] == ["pass@1: no significant drop > 0.03 vs baseline"]
+    [failed] = result.failed
+    assert failed.name == TASKS and failed.kind == "regressed_tasks"
+    assert (failed.value, failed.limit) == (1, 0)
+    assert failed.detail.startswith(
+        "1 of 30 tasks regressed significantly, 0 allowed: t00 6/6 → 0/6 (adjusted p = 0.0325)"
+    )
+    assert "Fisher's exact test per task, Holm over 30 tasks, alpha 0.05" in failed.detail
+    many = stored_run(store, {**THIRTY, **broken(8)}, k=[1])
+    failed_many = evaluate_gate(store, many, GateSpec(), baseline).failed
+    assert [c.name for c in failed_many] == [
+        "pass@1: no significant drop > 0.03 vs baseline",
+        TASKS,
+    ]
+
+
+def test_five_broken_tasks_of_thirty_fail_the_gate_and_are_named(store: Store) -> None:
+    """The mean over tasks misses five tasks of thirty breaking (p = 2/32); the per-task
+    test names each of them."""
+    baseline = stored_run(store, THIRTY, k=[1, 3])
+    five = stored_run(store, {**THIRTY, **broken(5)}, k=[1, 3])
+    result = evaluate_gate(store, five, GateSpec(), baseline)
+    assert [c.name for c in result.failed] == [TASKS]
+    pass1 = next(c for c in result.conditions if c.name.startswith("pass@1: no significant"))
+    assert pass1.passed and "p = 0.0625 over 30 tasks" in pass1.detail
+    [condition] = result.failed
+    assert condition.value == 5
+    for task in ("t00", "t01", "t02", "t03", "t04"):
+        assert f"{task} 6/6 → 0/6 (adjusted p = 0.0325)" in condition.detail
+    assert "t05" not in condition.detail
+    flagged = condition.as_json()["tasks"]
+    assert [t["task"] for t in flagged] == ["t00", "t01", "t02", "t03", "t04"]
+    assert flagged[0]["p_value"] == pytest.approx(1 / 924)
+    assert flagged[0]["p_adjusted"] == pytest.approx(30 / 924)
+    assert (flagged[0]["passed_a"], flagged[0]["passed_b"], flagged[0]["trials"]) == (6, 0, 6)
+
+
+def test_the_command_names_the_broken_tasks_in_every_report(store: Store, tmp_path: Path) -> None:
+    baseline = stored_run(store, THIRTY, k=[1])
+    five = stored_run(store, {**THIRTY, **broken(5)}, k=[1])
+    out = tmp_path / "out"
+    done = toolproof_ci(
+        "gate",
+        five,
+        "--baseline",
+        baseline,
+        "--store",
+        store.url,
+        "--json",
+        out / "gate.json",
+        "--junit",
+        out / "junit.xml",
+        "--markdown",
+        out / "gate.md",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"FAIL │ {TASKS}" in done.stdout and "5 of 30 tasks regressed" in done.stdout
+    assert "t04 6/6 → 0/6" in done.stdout
+    data = json.loads((out / "gate.json").read_text())
+    [condition] = [c for c in data["conditions"] if c["kind"] == "regressed_tasks"]
+    assert not condition["passed"] and condition["value"] == 5 and condition["limit"] == 0
+    assert [t["task"] for t in condition["tasks"]] == ["t00", "t01", "t02", "t03", "t04"]
+    assert data["gate"]["max_regressed_tasks"] is None  # the default, 0, applied
+    cases = {c.get("name"): c for c in ET.parse(out / "junit.xml").getroot().iter("testcase")}
+    failure = cases[TASKS].find("failure")
+    assert failure is not None and "t00 6/6 → 0/6 (adjusted p = 0.0325)" in (
+        failure.get("message") or ""
+    )
+    markdown = (out / "gate.md").read_text()
+    assert f"- ❌ **{TASKS}**: 5 of 30 tasks regressed significantly, 0 allowed: t00" in markdown
+    assert "| t02 | 6/6 | 0/6 | -1.000 | 0.0011 | 0.0325 | significant |" in markdown
+
+
+def test_unchanged_runs_and_noise_pass(store: Store) -> None:
+    baseline = stored_run(store, THIRTY, k=[1])
+    same = stored_run(store, THIRTY, k=[1])
+    result = evaluate_gate(store, same, GateSpec(), baseline)
+    assert result.passed and result.warnings == []
+    tasks = next(c for c in result.conditions if c.kind == "regressed_tasks")
+    assert tasks.passed and tasks.value == 0
+    assert tasks.detail.startswith("none of 30 tasks regressed significantly (Fisher's")
+    noisy = stored_run(store, {**THIRTY, "t00": "PPPPPF"}, k=[1])
+    result = evaluate_gate(store, noisy, GateSpec(), baseline)
+    assert result.passed, [c.detail for c in result.failed]
+    assert result.comparison is not None
+    [t00] = result.comparison.pairs[0].variants[0].regressed
+    # 6/6 → 5/6: Fisher p = C(6,5) / C(12,11) = 1/2; Holm over 30 tasks caps it at 1
+    assert (t00.p_value, t00.p_adjusted, t00.significant) == (0.5, 1.0, False)
+
+
+def test_max_regressed_tasks_lets_that_many_broken_tasks_through(store: Store) -> None:
+    baseline = stored_run(store, THIRTY, k=[1])
+    one = stored_run(store, {**THIRTY, **broken(1)}, k=[1])
+    two = stored_run(store, {**THIRTY, **broken(2)}, k=[1])
+    spec = GateSpec(max_regressed_tasks=1)
+    allowed = evaluate_gate(store, one, spec, baseline)
+    assert allowed.passed, [c.detail for c in allowed.failed]
+    condition = next(c for c in allowed.conditions if c.kind == "regressed_tasks")
+    assert condition.name == "at most 1 task(s) regressed significantly vs baseline"
+    assert condition.detail.startswith("1 of 30 tasks regressed significantly, 1 allowed: t00")
+    [failed] = evaluate_gate(store, two, spec, baseline).failed
+    assert failed.name == "at most 1 task(s) regressed significantly vs baseline"
+    assert failed.detail.startswith("2 of 30 tasks regressed significantly, 1 allowed: t00")
+    assert "t01 6/6 → 0/6" in failed.detail
+
+
+def test_too_few_trials_per_task_is_warned_about(store: Store, tmp_path: Path) -> None:
+    """Two trials per task: even 2/2 → 0/2 has p = 1/6, so among thirty tasks no task can
+    ever be flagged, and the gate says so and how many trials it would take."""
+    short = {task: "PP" for task in THIRTY}
+    baseline = stored_run(store, short, k=[1])
+    one = stored_run(store, {**short, **broken(1, "FF")}, k=[1])
+    result = evaluate_gate(store, one, GateSpec(), baseline)
+    assert result.passed
+    warning = (
+        "scripted: 2 trials per task are too few to flag a regressed task among 30: even a task "
+        "going from 2/2 to 0/2 has Holm-adjusted p = 1.0000, not below alpha 0.05; 6 trials "
+        "per task are needed"
+    )
+    assert result.warnings == [warning]
+    tasks = next(c for c in result.conditions if c.kind == "regressed_tasks")
+    assert "but none could with 2 trials per task (6 needed)" in tasks.detail
+    out = tmp_path / "gate.json"
+    done = toolproof_ci("gate", one, "--baseline", baseline, "--store", store.url, "--json", out)
+    assert done.returncode == 0, done.stdout
+    assert "warning: scripted: 2 trials per task are too few" in done.stdout
+    assert json.loads(out.read_text())["warnings"] == [warning]
+    # six trials per task are enough for thirty tasks: no warning
+    enough = stored_run(store, THIRTY, k=[1])
+    assert evaluate_gate(store, enough, GateSpec(), stored_run(store, THIRTY)).warnings == []
+
+
+def test_max_regressed_tasks_from_the_suite_and_the_flag_wins(store: Store, tmp_path: Path) -> None:
+    suite_dir = mini_suite(tmp_path / "mini", "gate:\n  max_regressed_tasks: 1\n")
+    assert suite_gate(suite_dir) == GateSpec(max_regressed_tasks=1)
+    where = str(suite_dir.resolve())
+    baseline = stored_run(store, THIRTY, suite_path=where)
+    one = stored_run(store, {**THIRTY, **broken(1)}, suite_path=where)
+    from_suite = invoke("gate", one, "--baseline", baseline, "--store", store.url)
+    assert from_suite.code == 0, from_suite.stdout
+    assert "at most 1 task(s) regressed significantly" in from_suite.stdout
+    flag = invoke(
+        "gate", one, "--baseline", baseline, "--store", store.url, "--max-regressed-tasks", "0"
+    )
+    assert flag.code == 1, flag.stdout
+    assert "1 of 30 tasks regressed significantly, 0 allowed: t00" in flag.stdout
+    merged = merge(GateSpec(max_regressed_tasks=3), flag_spec(max_regressed_tasks=0))
+    assert merged.max_regressed_tasks == 0
+    assert merge(GateSpec(max_regressed_tasks=3), flag_spec()).max_regressed_tasks == 3
+
+
+def test_bad_max_regressed_tasks_exits_2(store: Store, tmp_path: Path) -> None:
+    run = stored_run(store, {"a": "PP"})
+    negative = invoke("gate", run, "--store", store.url, "--max-regressed-tasks", "-1")
+    assert negative.code == 2
+    assert "--max-regressed-tasks -1: must be 0 or more" in str(negative.error)
+    suite_dir = mini_suite(tmp_path / "mini", "gate:\n  max_regressed_tasks: some\n")
+    line = (suite_dir / "suite.yaml").read_text().splitlines().index("  max_regressed_tasks: some")
+    located = invoke("gate", run, "--store", store.url, "--suite", suite_dir)
+    assert located.code == 2
+    assert f"suite.yaml:{line + 1}: gate.max_regressed_tasks" in str(located.error)
+
+
+def test_max_regressed_tasks_without_a_baseline_is_skipped(store: Store) -> None:
+    run = stored_run(store, {"a": "PP"})
+    spec = GateSpec(max_regressed_tasks=0)
+    assert not spec.is_empty()
+    result = evaluate_gate(store, run, spec)
+    [skipped] = [c for c in result.conditions if c.kind == "regressed_tasks"]
+    assert skipped.skipped and skipped.detail == "no --baseline run given"
+    assert result.passed
+
+
+def test_k_above_the_trials_is_still_an_error_with_a_baseline(store: Store) -> None:
+    baseline = stored_run(store, {"a": "PP"})
+    run = stored_run(store, {"a": "PF"})
+    with pytest.raises(MetricError, match="k=5"):
+        evaluate_gate(store, run, GateSpec(min={"pass^5": 0.5}), baseline)
+    done = invoke("gate", run, "--baseline", baseline, "--store", store.url, "--min", "pass^5=0.5")
+    assert done.code == 2 and "k=5" in str(done.error)
 
 
 def test_tampered_run_fails_the_gate(store: Store) -> None:
@@ -346,8 +531,12 @@ def test_markdown_says_what_failed_and_why(store: Store) -> None:
     assert "- ❌ **pass@1: no significant drop > 0.03 vs baseline**" in text
     assert "| `reliability_score` |" in text and "| ≥ 0.9 |" in text
     assert "### Regressed tasks against" in text
-    assert "| t3 | 6/6 | 0/6 | -1.000 | 0.0312 | significant | state: wrong order |" in text
-    assert "| t4 | 6/6 | 5/6 | -0.167 | 1.0000 |  | state: wrong order |" in text
+    # Fisher p = 1/924 for 6/6 → 0/6, Holm over 8 tasks: 8/924; 6/6 → 5/6: p = 1/2
+    assert "- ❌ **no task regressed significantly vs baseline**: 5 of 8 tasks" in text
+    assert (
+        "| t3 | 6/6 | 0/6 | -1.000 | 0.0011 | 0.0087 | significant | state: wrong order |" in text
+    )
+    assert "| t4 | 6/6 | 5/6 | -0.167 | 0.5000 | 1.0000 |  | state: wrong order |" in text
     assert "### Tasks with failed trials (6)" in text
 
     ok = evaluate_gate(store, baseline, GateSpec(min={"pass@1": 0.5}))
@@ -399,7 +588,8 @@ def test_gate_command_blocks_a_regressed_candidate(real_runs: tuple[Path, str, s
     assert "FAIL" in result.stdout and "pass@1 ≥ 0.9" in result.stdout
     assert "gate failed" in result.stdout
     text = markdown.read_text()
-    assert "| cancel | 6/6 | 0/6 | -1.000 | 0.0312 | significant | state:" in text
+    # Fisher p = 1/924, Holm over the suite's two tasks: 2/924
+    assert "| cancel | 6/6 | 0/6 | -1.000 | 0.0011 | 0.0022 | significant | state:" in text
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     assert cases["cancel"].find("failure") is not None
     assert cases["status"].find("failure") is None
@@ -408,6 +598,9 @@ def test_gate_command_blocks_a_regressed_candidate(real_runs: tuple[Path, str, s
     regression = cases["pass@1: no significant drop > 0.03 vs baseline"]
     assert regression.find("failure") is None
     assert "a drop, but not significant" in ET.tostring(regression, encoding="unicode")
+    # the task itself is flagged: its 6/6 → 0/6 alone is significant
+    tasks = cases["no task regressed significantly vs baseline"].find("failure")
+    assert tasks is not None and "cancel 6/6 → 0/6" in (tasks.get("message") or "")
 
     passed = invoke("gate", production, "--store", url, "--max", "loop_rate=0")
     assert passed.code == 0, passed.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from toolproof.errors import UsageError
@@ -13,11 +14,14 @@ from toolproof.metrics.comparison import (
     Comparison,
     MetricDiff,
     PairComparison,
+    VariantComparison,
     compare_rows,
     pair_models,
 )
+from toolproof.metrics.power import trials_needed
+from toolproof.metrics.stats import exact, fisher_regression_p
 from toolproof.metrics.summary import InfraPolicy, ModelSummary, RunSummary, model_metrics
-from toolproof.report.format import variant_suffix
+from toolproof.report.format import fmt_p, variant_suffix
 from toolproof.store.journal import Store
 from toolproof.store.queries import stored_summary
 
@@ -111,6 +115,9 @@ def compare_runs(
                     f"{pair.label}{variant_suffix(v.variant)}: {v.only_a} trial(s) of "
                     f"{run_a} and {v.only_b} of {run_b} have no match and are left out"
                 )
+            blind = too_few_trials(v, alpha)
+            if blind:
+                warnings.append(f"{pair.label}{variant_suffix(v.variant)}: {blind}")
     return Comparison(
         run_a=run_a,
         run_b=run_b,
@@ -120,4 +127,21 @@ def compare_runs(
         seed=seed,
         pairs=pairs,
         warnings=warnings,
+    )
+
+
+def too_few_trials(variant: VariantComparison, alpha: float) -> str | None:
+    """Why no task of the variant can be flagged as regressed, and what would let one be;
+    None when a task could be."""
+    counts = [t.trials for t in variant.tasks]
+    needed = trials_needed(counts, exact(alpha))
+    if needed is None:
+        return None
+    fewest, tasks = min(counts), len(counts)
+    best = min(Fraction(1), tasks * fisher_regression_p(fewest, fewest, 0, fewest))
+    each = f"{fewest} trials per task" if fewest == max(counts) else f"as few as {fewest} trials"
+    return (
+        f"{each} are too few to flag a regressed task among {tasks}: even "
+        f"a task going from {fewest}/{fewest} to 0/{fewest} has Holm-adjusted p = "
+        f"{fmt_p(float(best))}, not below alpha {alpha:g}; {needed} trials per task are needed"
     )

@@ -9,6 +9,9 @@ metric); every model of the run is held to each of them:
 - `max_cost_per_task`, `max_infra_error_share`: shorthands for two `max` entries;
 - `max_regression`: against a baseline run, no drop of pass@1 or pass^k larger than this
   that the paired test finds significant (`toolproof.ci.compare`);
+- `max_regressed_tasks`: against a baseline run, at most this many tasks (default 0) that
+  the per-task test flags as regressed (Fisher's exact test, Holm over the tasks): a few
+  broken tasks among many move the mean too little for the test over tasks;
 - the run finished, and its stored results match its recorded manifest (when recorded).
 
 Metric names follow one grammar (`toolproof.spec.gate`). A metric that was not measured
@@ -28,7 +31,9 @@ from toolproof.ci.audit import Verification, read_verified, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.errors import SuiteError, UsageError
 from toolproof.metrics.breakdown import TaskMeta
-from toolproof.metrics.comparison import Comparison
+from toolproof.metrics.comparison import Comparison, TaskDiff, VariantComparison
+from toolproof.metrics.power import trials_needed
+from toolproof.metrics.stats import exact
 from toolproof.metrics.summary import RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
 from toolproof.report.format import fmt, p_phrase, score_parts
@@ -37,7 +42,10 @@ from toolproof.store.journal import Store
 from toolproof.store.queries import bulk_read, task_metas
 
 DEFAULT_MAX_REGRESSION = 0.03
+DEFAULT_MAX_REGRESSED_TASKS = 0
 TOLERANCE = 1e-9
+NAMED_TASKS = 10
+"""Flagged tasks a condition's detail names; --json lists them all."""
 
 
 class _GateOnly(BaseModel):
@@ -88,14 +96,19 @@ def flag_spec(
     maxes: Sequence[str] = (),
     max_regression: float | None = None,
     min_flag: str = "--min",
+    max_regressed_tasks: int | None = None,
 ) -> GateSpec:
-    """The conditions given as --min (or --fail-under), --max and --max-regression."""
+    """The conditions given as --min (or --fail-under), --max, --max-regression and
+    --max-regressed-tasks."""
     if max_regression is not None and not 0 <= max_regression <= 1:
         raise UsageError(f"--max-regression {max_regression}: must be between 0 and 1")
+    if max_regressed_tasks is not None and max_regressed_tasks < 0:
+        raise UsageError(f"--max-regressed-tasks {max_regressed_tasks}: must be 0 or more")
     return GateSpec(
         min=dict(parse_limit(min_flag, t) for t in mins),
         max=dict(parse_limit("--max", t) for t in maxes),
         max_regression=max_regression,
+        max_regressed_tasks=max_regressed_tasks,
     )
 
 
@@ -108,6 +121,11 @@ def merge(base: GateSpec | None, flags: GateSpec) -> GateSpec:
         max={**base.ceilings(), **flags.ceilings()},
         max_regression=(
             flags.max_regression if flags.max_regression is not None else base.max_regression
+        ),
+        max_regressed_tasks=(
+            flags.max_regressed_tasks
+            if flags.max_regressed_tasks is not None
+            else base.max_regressed_tasks
         ),
         alpha=base.alpha,
     )
@@ -128,6 +146,8 @@ class Condition:
     value: float | None = None
     limit: float | None = None
     skipped: bool = False
+    tasks: tuple[TaskDiff, ...] = ()
+    """The tasks a `regressed_tasks` condition flagged."""
 
     @property
     def title(self) -> str:
@@ -138,7 +158,7 @@ class Condition:
         return not self.passed and not self.skipped
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "model": self.model or None,
             "kind": self.kind,
@@ -148,6 +168,9 @@ class Condition:
             "limit": self.limit,
             "detail": self.detail,
         }
+        if self.kind == "regressed_tasks":
+            out["tasks"] = [t.as_json() for t in self.tasks]
+        return out
 
 
 @dataclass
@@ -250,17 +273,14 @@ def evaluate_gate(
         allowed = spec.max_regression if spec.max_regression is not None else DEFAULT_MAX_REGRESSION
         several = len(summary.models) > 1
         result.conditions.extend(_regressions(result.comparison, allowed, several))
-    elif spec.max_regression is not None:
-        result.conditions.append(
-            Condition(
-                name=f"no significant regression > {spec.max_regression:g} vs baseline",
-                model="",
-                passed=True,
-                skipped=True,
-                kind="regression",
-                detail="no --baseline run given",
-            )
+        tasks = (
+            spec.max_regressed_tasks
+            if spec.max_regressed_tasks is not None
+            else DEFAULT_MAX_REGRESSED_TASKS
         )
+        result.conditions.extend(_regressed_tasks(result.comparison, tasks, several))
+    else:
+        result.conditions.extend(_without_baseline(spec))
     result.verification = _integrity(verification, "manifest", result.conditions)
     if baseline:
         _integrity(verify_run(store, baseline), "baseline manifest", result.conditions)
@@ -401,6 +421,72 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
                     )
                 )
     return out
+
+
+def _without_baseline(spec: GateSpec) -> list[Condition]:
+    """The regression conditions the gate was given, skipped: there is nothing to compare."""
+    titles = []
+    if spec.max_regression is not None:
+        titles.append(
+            (f"no significant regression > {spec.max_regression:g} vs baseline", "regression")
+        )
+    if spec.max_regressed_tasks is not None:
+        titles.append((_tasks_title(spec.max_regressed_tasks), "regressed_tasks"))
+    return [
+        Condition(title, "", True, "no --baseline run given", kind, skipped=True)
+        for title, kind in titles
+    ]
+
+
+def _tasks_title(allowed: int) -> str:
+    if allowed == 0:
+        return "no task regressed significantly vs baseline"
+    return f"at most {allowed} task(s) regressed significantly vs baseline"
+
+
+def _regressed_tasks(comparison: Comparison, allowed: int, several: bool) -> list[Condition]:
+    """Per model pair and variant: the tasks the per-task test flags, at most `allowed`.
+    A pair or variant without matched tasks already fails the regression conditions."""
+    out = []
+    for pair in comparison.pairs:
+        label = pair.label_b if several else ""
+        for v in pair.variants:
+            if v.tasks:
+                model = " ".join(p for p in (label, f"[{v.variant}]" if v.variant else "") if p)
+                out.append(_task_condition(v, allowed, model, comparison.alpha))
+    return out
+
+
+def _task_condition(v: VariantComparison, allowed: int, model: str, alpha: float) -> Condition:
+    flagged = v.significantly_regressed
+    method = f"Fisher's exact test per task, Holm over {v.task_count} tasks, alpha {alpha:g}"
+    if flagged:
+        named = ", ".join(
+            f"{t.task_id} {t.passed_a}/{t.trials} → {t.passed_b}/{t.trials} "
+            f"(adjusted {p_phrase(t.p_adjusted)})"
+            for t in flagged[:NAMED_TASKS]
+        )
+        more = len(flagged) - NAMED_TASKS
+        detail = (
+            f"{len(flagged)} of {v.task_count} tasks regressed significantly, {allowed} "
+            f"allowed: {named}" + (f", and {more} more (--json)" if more > 0 else "")
+        )
+    else:
+        detail = f"none of {v.task_count} tasks regressed significantly"
+        needed = trials_needed([t.trials for t in v.tasks], exact(alpha))
+        if needed is not None:
+            fewest = min(t.trials for t in v.tasks)
+            detail += f", but none could with {fewest} trials per task ({needed} needed)"
+    return Condition(
+        _tasks_title(allowed),
+        model,
+        len(flagged) <= allowed,
+        f"{detail} ({method})",
+        "regressed_tasks",
+        len(flagged),
+        allowed,
+        tasks=tuple(flagged),
+    )
 
 
 def _integrity(

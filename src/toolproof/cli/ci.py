@@ -47,6 +47,10 @@ def gate(
         float | None,
         typer.Option(help="Largest significant drop of pass@1/pass^k allowed [0.03]."),
     ] = None,
+    max_regressed_tasks: Annotated[
+        int | None,
+        typer.Option(help="Tasks allowed to regress significantly, each tested alone [0]."),
+    ] = None,
     suite: Annotated[
         Path | None,
         typer.Option(help="Suite whose gate: section applies (default: the run's own)."),
@@ -58,7 +62,9 @@ def gate(
     ] = None,
 ) -> None:
     """Decide whether a run's model may ship: thresholds, regressions, integrity. Exit 1 if not."""
-    flags = flag_spec(min_ or [], max_ or [], max_regression)
+    flags = flag_spec(
+        min_ or [], max_ or [], max_regression, max_regressed_tasks=max_regressed_tasks
+    )
     for path, flag in ((junit, "--junit"), (markdown, "--markdown"), (json_path, "--json")):
         writable(path, flag)
     journal = _opened(store)
@@ -115,6 +121,15 @@ def compare(
         console.print(
             f"[red]{len(regressed)} task(s) passed fewer matched trials in {run_b}:[/] "
             + escape(", ".join(regressed)),
+            highlight=False,
+        )
+    flagged = sorted(
+        {t.task_id for p in comparison.pairs for v in p.variants for t in v.significantly_regressed}
+    )
+    if flagged:
+        console.print(
+            f"[red]{len(flagged)} task(s) regressed significantly (what the gate counts):[/] "
+            + escape(", ".join(flagged)),
             highlight=False,
         )
     if json_path:

@@ -11,8 +11,10 @@ pairs are as alike as the harness can make them, which is what the paired tests 
   For each task, d = B − A of the metric on its matched trials; a difference is significant
   when a paired sign-flip permutation test over the tasks gives p < alpha; a paired
   bootstrap over the tasks gives its 1 − alpha interval.
-- Per task, as a view: McNemar's exact test on the task's discordant trials (passed in one
-  run only), a two-sided binomial test with p = 1/2.
+- Per task: did B pass this task less often than A? Fisher's exact test, one-sided, on the
+  task's passes in each run, with Holm's correction over the variant's tasks. The gate
+  counts the tasks it flags (`max_regressed_tasks`), so `compare` and the gate always agree
+  on which tasks regressed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ from typing import Any
 
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import TaskTrials, per_task
-from toolproof.metrics.stats import mcnemar_exact, paired_bootstrap, paired_permutation
+from toolproof.metrics.stats import (
+    exact,
+    fisher_regression_p,
+    holm_adjusted,
+    paired_bootstrap,
+    paired_permutation,
+)
 from toolproof.metrics.summary import InfraPolicy
 
 ALPHA = 0.05
@@ -63,7 +71,9 @@ class MetricDiff:
 
 @dataclass(frozen=True)
 class TaskDiff:
-    """One task's matched trials: passes in A and in B, McNemar on its discordant pairs."""
+    """One task's matched trials: passes in A and in B, and the test that B passes it less
+    often: `p_value` is Fisher's one-sided p, `p_adjusted` Holm's over the variant's tasks,
+    `significant` (a significant regression) that p_adjusted < alpha."""
 
     task_id: str
     trials: int
@@ -72,6 +82,7 @@ class TaskDiff:
     a_only: int
     b_only: int
     p_value: float
+    p_adjusted: float
     significant: bool
     changed: bool = False
     reasons_b: tuple[str, ...] = ()
@@ -98,6 +109,7 @@ class TaskDiff:
             "a_only": self.a_only,
             "b_only": self.b_only,
             "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
             "significant": self.significant,
             "regressed": self.regressed,
             "improved": self.improved,
@@ -129,6 +141,11 @@ class VariantComparison:
     @property
     def regressed(self) -> list[TaskDiff]:
         return [t for t in self.tasks if t.regressed]
+
+    @property
+    def significantly_regressed(self) -> list[TaskDiff]:
+        """The tasks the per-task test flags: what the gate's `max_regressed_tasks` counts."""
+        return [t for t in self.tasks if t.significant]
 
     def metric(self, name: str) -> MetricDiff | None:
         return next((m for m in self.metrics if m.name == name), None)
@@ -191,6 +208,7 @@ class Comparison:
             "infra_errors": self.infra_errors,
             "alpha": self.alpha,
             "bootstrap": {"resamples": RESAMPLES, "seed": self.seed, "confidence": 1 - self.alpha},
+            "task_test": {"test": "fisher_exact_one_sided", "correction": "holm"},
             "warnings": self.warnings,
             "pairs": [p.as_json() for p in self.pairs],
         }
@@ -285,26 +303,7 @@ def _compare_variant(
             pairs[task_id] = kept
     a_only = sum(a and not b for task in pairs.values() for a, b in task)
     b_only = sum(b and not a for task in pairs.values() for a, b in task)
-    tasks = []
-    for task_id, kept in pairs.items():
-        t_a = sum(not b and a for a, b in kept)
-        t_b = sum(b and not a for a, b in kept)
-        p = mcnemar_exact(t_a, t_b)
-        tasks.append(
-            TaskDiff(
-                task_id=task_id,
-                trials=len(kept),
-                passed_a=sum(a for a, _ in kept),
-                passed_b=sum(b for _, b in kept),
-                a_only=t_a,
-                b_only=t_b,
-                p_value=p,
-                significant=p < alpha,
-                changed=task_id in changed,
-                reasons_b=tuple(sorted(reasons[task_id])),
-            )
-        )
-    tasks.sort(key=lambda t: (t.delta, t.task_id))
+    tasks = _task_tests(pairs, alpha, changed, reasons)
     metrics: list[MetricDiff] = []
     if pairs:
         fewest = min(len(kept) for kept in pairs.values())
@@ -328,6 +327,42 @@ def _compare_variant(
         metrics=metrics,
         tasks=tasks,
     )
+
+
+def _task_tests(
+    pairs: Mapping[str, Sequence[tuple[bool, bool]]],
+    alpha: float,
+    changed: set[str],
+    reasons: Mapping[str, set[str]],
+) -> list[TaskDiff]:
+    """Each task's passes in A against B (Fisher, one-sided), Holm-adjusted over the tasks;
+    the worst change first."""
+    passes = [(sum(a for a, _ in kept), sum(b for _, b in kept)) for kept in pairs.values()]
+    p_values = [
+        fisher_regression_p(a, len(kept), b, len(kept))
+        for (a, b), kept in zip(passes, pairs.values(), strict=True)
+    ]
+    level = exact(alpha)
+    tasks = [
+        TaskDiff(
+            task_id=task_id,
+            trials=len(kept),
+            passed_a=passed_a,
+            passed_b=passed_b,
+            a_only=sum(a and not b for a, b in kept),
+            b_only=sum(b and not a for a, b in kept),
+            p_value=float(p),
+            p_adjusted=float(p_adj),
+            significant=p_adj < level,
+            changed=task_id in changed,
+            reasons_b=tuple(sorted(reasons.get(task_id, ()))),
+        )
+        for (task_id, kept), (passed_a, passed_b), p, p_adj in zip(
+            pairs.items(), passes, p_values, holm_adjusted(p_values), strict=True
+        )
+    ]
+    tasks.sort(key=lambda t: (t.delta, t.task_id))
+    return tasks
 
 
 def _over_tasks(

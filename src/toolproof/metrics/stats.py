@@ -1,4 +1,6 @@
-"""Confidence intervals: a seeded percentile bootstrap over tasks.
+"""Confidence intervals: a seeded percentile bootstrap over tasks; and the tests that compare
+two runs: a paired sign-flip permutation test over tasks, Fisher's exact test per task with
+Holm's correction over the tasks.
 
 Tasks are the unit resampled: the trials of a task, and the tool calls within a trial, are
 correlated, so resampling them one by one would make intervals too narrow.
@@ -132,20 +134,48 @@ def bootstrap_ci(
     return min(low, point), max(high, point)
 
 
-def mcnemar_exact(a_only: int, b_only: int) -> float:
-    """Two-sided exact McNemar p-value for the discordant counts of paired binary outcomes.
+def exact(value: float) -> Fraction:
+    """A level such as alpha as the decimal it was written as (0.05 is 1/20, not the binary
+    float just above it), so a p-value equal to it is never called below it."""
+    return Fraction(repr(value))
 
-    Under the null hypothesis each of the n = a_only + b_only discordant pairs falls either
-    way with probability 1/2, so p = min(1, 2 · P[X ≤ min(a_only, b_only)]) for
-    X ~ Binomial(n, 1/2). With no discordant pair there is no evidence of a difference: 1.
+
+def fisher_regression_p(passed_a: int, trials_a: int, passed_b: int, trials_b: int) -> Fraction:
+    """One-sided p-value of Fisher's exact test that B passes less often than A.
+
+    The two runs' trials of a task are two samples; given how many passed in both together
+    (s), under "the same pass rate" B's share of them is hypergeometric: of the
+    trials_a + trials_b trials, s passes fall at random, trials_b of the trials are B's. The
+    p-value is the chance that B got passed_b passes or fewer. Exact, with integers: 6/6
+    against 0/6 gives 1/C(12, 6) = 1/924. The trials need not be matched.
     """
-    if a_only < 0 or b_only < 0:
-        raise ValueError("discordant counts must be non-negative")
-    n = a_only + b_only
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1))
-    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
+    if not (0 <= passed_a <= trials_a and 0 <= passed_b <= trials_b):
+        raise ValueError("passes must be between 0 and the number of trials")
+    total = trials_a + trials_b
+    passes = passed_a + passed_b
+    tail = sum(
+        math.comb(trials_b, i) * math.comb(trials_a, passes - i)
+        for i in range(max(0, passes - trials_a), passed_b + 1)
+    )
+    return Fraction(tail, math.comb(total, passes))
+
+
+def holm_adjusted(p_values: Sequence[Fraction]) -> list[Fraction]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    The i-th smallest of m p-values is multiplied by m − i + 1 (the smallest by m), capped
+    at 1, and never adjusted below the one before it. A hypothesis is rejected at level
+    alpha when its adjusted p is below alpha; the chance of rejecting any true one is then
+    at most alpha, however the tests depend on each other.
+    """
+    count = len(p_values)
+    order = sorted(range(count), key=p_values.__getitem__)
+    adjusted = [Fraction(1)] * count
+    running = Fraction(0)
+    for rank, index in enumerate(order):
+        running = max(running, min(Fraction(1), (count - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
 
 
 def paired_bootstrap(

@@ -41,7 +41,7 @@ def comparison_tables(comparison: Comparison, limit: int = 30) -> list[Table]:
                 tasks = Table(
                     title=f"tasks whose passes changed ({len(moved)})", title_justify="left"
                 )
-                for column in ("task", "A", "B", "Δ pass rate", "p", ""):
+                for column in ("task", "A", "B", "Δ pass rate", "p (Fisher)", "p (Holm)", ""):
                     tasks.add_column(column, justify="left" if column == "task" else "right")
                 for t in moved[:limit]:
                     word = "regressed" if t.regressed else "improved"
@@ -55,6 +55,7 @@ def comparison_tables(comparison: Comparison, limit: int = 30) -> list[Table]:
                         f"{t.passed_b}/{t.trials}",
                         fmt(t.delta, signed=True),
                         fmt_p(t.p_value),
+                        fmt_p(t.p_adjusted),
                         mark,
                     )
                 if len(moved) > limit:

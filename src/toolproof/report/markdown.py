@@ -225,6 +225,7 @@ def _regressed(result: GateResult, limit: int) -> list[str]:
                     f"{t.passed_b}/{t.trials}",
                     fmt(t.delta, signed=True),
                     fmt_p(t.p_value),
+                    fmt_p(t.p_adjusted),
                     "significant" if t.significant else "",
                     cell(t.reasons_b[0] if t.reasons_b else "", 100),
                 ]
@@ -232,7 +233,16 @@ def _regressed(result: GateResult, limit: int) -> list[str]:
     out = [f"### Regressed tasks against `{comparison.run_a}`", ""]
     if not rows:
         return [*out, "No task passed fewer matched trials than in the baseline.", ""]
-    header = ["task", "baseline", "this run", "Δ", "McNemar p", "per task", "first failure"]
+    header = [
+        "task",
+        "baseline",
+        "this run",
+        "Δ",
+        "p (Fisher)",
+        "p (Holm)",
+        "per task",
+        "first failure",
+    ]
     out += _table((["model"] if located else []) + header, rows[:limit])
     if len(rows) > limit:
         out.append(f"\n…and {len(rows) - limit} more.")

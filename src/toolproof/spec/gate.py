@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, StrictInt
 
 from toolproof.spec.base import Strict
 
@@ -94,6 +94,12 @@ class GateSpec(Strict):
         description="Against a baseline run: the largest drop of pass@1 or pass^k allowed "
         "when the paired test over tasks finds it significant (default 0.03 with --baseline).",
     )
+    max_regressed_tasks: StrictInt | None = Field(
+        None,
+        ge=0,
+        description="Against a baseline run: how many tasks may regress significantly (Fisher's "
+        "exact test per task, Holm-corrected over the tasks; default 0 with --baseline).",
+    )
     max_infra_error_share: float | None = Field(
         None, ge=0, le=1, description="Share of trials that may end as infra errors."
     )
@@ -116,7 +122,12 @@ class GateSpec(Strict):
         return out
 
     def is_empty(self) -> bool:
-        return not (self.floors() or self.ceilings() or self.max_regression is not None)
+        return not (
+            self.floors()
+            or self.ceilings()
+            or self.max_regression is not None
+            or self.max_regressed_tasks is not None
+        )
 
     def ks(self) -> list[int]:
         """The k values the gate's metrics name, so the summary computes them."""
