@@ -12,7 +12,8 @@ seed, so adding a fault rule never changes what the simulated user says:
 - `user`: the simulated user's model, one per turn, likewise; and the words a persona or
   a stretched conversation chooses for the scripted user (`stream_rng`);
 - `tools`: `ToolContext.seed`, for Python tools that draw random values;
-- `judge`: the judge model grading a rubric, one per call.
+- `judge`: the judge model grading a rubric, one per call (a criterion's controls, asked once
+  for every trial, draw from a seed fixed by their task and criterion instead).
 
 Hooks and checks get the trial's own seed (`{seed}`, `TOOLPROOF_SEED`).
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judges import JUDGE, judge_models, scripted, verdict
+from judges import JUDGE, judge_models, scripted, trial_requests, verdict
 from servers import model_server
 
 from toolproof.runner.validate import validate_suite
@@ -43,9 +43,16 @@ def test_the_oracle_on_the_judged_suite_is_graded_by_the_judge_naming_a_failed_c
             return verdict(False, "the agent gave a date but never said the book is reserved")
         return verdict(True)
 
+    given = {
+        name: criterion.controls
+        for task in load_suite(JUDGED).tasks
+        for name, criterion in task.spec.expect.criteria().items()
+        if criterion.controls is not None
+    }
+    assert sorted(given) == ["explains_reservation", "new_date"]
     config = tmp_path / "toolproof.yaml"
     db, out = tmp_path / "runs.db", tmp_path / "out.json"
-    with model_server(scripted(judge)) as (url, seen):
+    with model_server(scripted(judge, given=given)) as (url, seen):
         config.write_text(judge_models(url))
         args = ["--agent", "oracle", "--trials", "2", "--k", "1,2", "--judge-model", JUDGE]
         done = subprocess.run(
@@ -57,7 +64,9 @@ def test_the_oracle_on_the_judged_suite_is_graded_by_the_judge_naming_a_failed_c
         )
     assert done.returncode == 0, done.stderr
     criteria = {"renew-dune": 2, "reserved-piranesi": 1, "late-fees": 1}
-    assert len(seen.bodies) == 2 * sum(criteria.values())  # one call per criterion and trial
+    trials = trial_requests(seen, given)
+    assert len(trials) == 2 * sum(criteria.values())  # one call per criterion and trial
+    assert len(seen.bodies) - len(trials) == 2 * sum(criteria.values())  # 2 controls each, once
     journal = Store(str(db))
     results = [r for _, r in journal.results(journal.resolve("latest"))]
     outcomes = {(r.task_id, r.trial): (r.outcome, r.reason) for r in results}
@@ -71,6 +80,11 @@ def test_the_oracle_on_the_judged_suite_is_graded_by_the_judge_naming_a_failed_c
         )
     summary = json.loads(out.read_text())
     per_call = (100 * 1.0 + 10 * 2.0) / 1_000_000
-    assert summary["judge"] == {"model": JUDGE, "cost_usd": pytest.approx(8 * per_call)}
+    assert summary["judge"] == {
+        "model": JUDGE,
+        "cost_usd": pytest.approx(16 * per_call),
+        "undecided_criteria": 0,
+        "failed_controls": {},
+    }
     assert summary["counts"]["passed"] == 4 and summary["counts"]["failed"] == 2
-    assert f"judge {JUDGE}: $0.0010, apart from the cost below" in done.stdout
+    assert f"judge {JUDGE}: $0.0019, apart from the cost below" in done.stdout

@@ -6,78 +6,33 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from judges import JUDGE, RUBRIC, Judge, scripted, suite_with_rubric, verdict
-from servers import Seen, completion, model_server
+from judges import (
+    JUDGE,
+    RUBRIC,
+    judged_run,
+    run_status,
+    scripted,
+    stored,
+    suite_with_rubric,
+    toolproof,
+    trial_requests,
+    verdict,
+)
+from servers import completion, model_server
 
 from toolproof.store import Store
-
-CLI = str(Path(sys.executable).parent / "toolproof")
-
-
-def toolproof(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120)
-
-
-def run_status(
-    suite: Path, store: Path, out: Path, *extra: str
-) -> subprocess.CompletedProcess[str]:
-    return toolproof(
-        "run",
-        str(suite),
-        "--agent",
-        "oracle",
-        "--tasks",
-        "status",
-        "--trials",
-        "2",
-        "--k",
-        "1",
-        "--store",
-        str(store),
-        "--json",
-        str(out),
-        *extra,
-    )
-
-
-def stored(store: Path) -> list[Any]:
-    journal = Store(str(store))
-    run_id = journal.resolve("latest")
-    return sorted((r for _, r in journal.results(run_id)), key=lambda r: r.trial)
-
-
-@dataclass
-class Judged:
-    """A judged run of the status task: its stored trials, what the judge server saw, the
-    command's output and its JSON summary."""
-
-    results: list[Any]
-    seen: Seen
-    done: subprocess.CompletedProcess[str]
-    summary: dict[str, Any]
-
-
-def judged_run(tmp_path: Path, judge: Judge, *extra: str, rubric: str = RUBRIC) -> Judged:
-    out, db = tmp_path / "out.json", tmp_path / "s.db"
-    with model_server(scripted(judge)) as (url, seen):
-        suite = suite_with_rubric(tmp_path / "suite", url, rubric)
-        done = run_status(suite, db, out, "--judge-model", JUDGE, *extra)
-    assert done.returncode == 0, done.stderr
-    return Judged(stored(db), seen, done, json.loads(out.read_text()))
 
 
 def test_a_rubric_every_criterion_passes_passes_and_its_verdicts_and_cost_are_recorded(
     tmp_path: Path,
 ) -> None:
     run = judged_run(tmp_path, lambda name, n: verdict(True))
-    assert len(run.seen.bodies) == 4  # 2 trials x 2 criteria, one call each
+    assert len(trial_requests(run.seen)) == 4  # 2 trials x 2 criteria, one call each
+    assert len(run.seen.bodies) == 8  # and each criterion's 2 controls, once in the run
     results = run.results
     assert [r.outcome for r in results] == ["passed", "passed"]
     record = results[0].judge
@@ -90,12 +45,23 @@ def test_a_rubric_every_criterion_passes_passes_and_its_verdicts_and_cost_are_re
     assert "Tells the user that the order has shipped" in criterion.prompt
     assert "[tool call] get_order" in criterion.prompt and "Where is order B?" in criterion.prompt
     assert json.loads(criterion.answers[0])["verdict"] == "pass"
-    assert (record.tokens_input, record.tokens_output) == (200, 20)
     per_call = (100 * 1.0 + 10 * 2.0) / 1_000_000
-    assert record.cost_usd == pytest.approx(2 * per_call)
-    assert run.summary["judge"] == {"model": JUDGE, "cost_usd": pytest.approx(4 * per_call)}
+    records = [r.judge for r in results if r.judge is not None]
+    charged = [c for j in records for c in j.controls if c.charged]
+    assert sorted(c.name for c in charged) == ["names_status", "polite"]  # each paid for once
+    for judged in records:  # its 2 criteria's calls and the controls it asked
+        calls = 2 + 2 * sum(c.charged for c in judged.controls)
+        assert (judged.tokens_input, judged.tokens_output) == (100 * calls, 10 * calls)
+        assert judged.cost_usd == pytest.approx(calls * per_call)
+    assert run.summary["judge"] == {
+        "model": JUDGE,
+        "cost_usd": pytest.approx(8 * per_call),
+        "undecided_criteria": 0,
+        "failed_controls": {},
+    }
     assert run.summary["metrics"]["cost_usd"] == 0.0  # the oracle's own, the judge's apart
-    assert f"judge {JUDGE}: $0.0005" in run.done.stdout
+    assert f"judge {JUDGE}: $0.0010" in run.done.stdout
+    assert "undecided" not in run.done.stdout
 
 
 def test_a_failed_required_criterion_fails_the_trial_naming_it(tmp_path: Path) -> None:
@@ -133,7 +99,7 @@ def test_a_malformed_judge_answer_is_asked_again(tmp_path: Path) -> None:
     first = [r for r in results if r.judge and len(r.judge.criteria[0].answers) == 2]
     assert first and first[0].judge is not None
     assert first[0].judge.criteria[0].answers[0] == "Looks fine to me!"
-    assert len(seen.bodies) == 6  # the two criteria's first answers were malformed once
+    assert len(trial_requests(seen)) == 6  # the two criteria's first answers were malformed once
 
 
 def test_answers_that_stay_malformed_are_an_infra_error_not_a_verdict(tmp_path: Path) -> None:
@@ -163,7 +129,7 @@ def test_a_judge_server_error_is_retried_and_then_an_infra_error(tmp_path: Path)
     assert [r.outcome for r in results] == ["infra_error", "infra_error"]
     assert "on criterion 'names_status'" in results[0].reason
     assert "bad judge request" in results[0].reason
-    polite = [b for b in seen.bodies if "(polite)" in b["messages"][-1]["content"]]
+    polite = [b for b in trial_requests(seen) if "(polite)" in b["messages"][-1]["content"]]
     assert len(polite) == 3  # the 500 was retried once, then each trial's call passed
 
 
@@ -202,7 +168,8 @@ def test_regrade_reuses_recorded_verdicts_and_rejudges_only_when_asked(tmp_path:
         assert [r.outcome for r in stored(db)] == ["passed", "passed"]  # nothing written
         fresh = toolproof("regrade", "latest", "--store", str(db), "--rejudge")
         assert fresh.returncode == 0, fresh.stderr
-        assert len(seen.bodies) == 4
+        assert len(trial_requests(seen)) == 4
+        assert len(seen.bodies) == 8  # each criterion's controls asked once in the regrade
     results = stored(db)
     assert [r.outcome for r in results] == ["failed", "failed"]
     assert results[0].reason == "rubric: criterion 'polite' failed: curt"

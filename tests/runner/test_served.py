@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
-from judges import JUDGE, scripted, suite_with_rubric, verdict
+from judges import JUDGE, scripted, suite_with_rubric, trial_requests, verdict
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from servers import model_server
@@ -341,8 +341,10 @@ def test_a_served_rubric_task_is_graded_by_the_judge_model_like_a_local_trial(
         args = ["--task", "status", "--judge-model", JUDGE]
         found, log = serve_stdio(suite, db, args, answer_status)
     assert found["done"] == {"done": True}
-    assert len(seen.bodies) == 2  # one call per criterion
-    assert "Order B has shipped." in seen.bodies[0]["messages"][-1]["content"]
+    trials = trial_requests(seen)
+    assert len(trials) == 2  # one call per criterion
+    assert len(seen.bodies) == 6  # after each criterion's 2 controls
+    assert "Order B has shipped." in trials[0]["messages"][-1]["content"]
     [result] = stored(db)
     assert result.outcome == "failed"
     assert result.reason == (

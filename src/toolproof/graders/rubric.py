@@ -4,8 +4,9 @@ how the criteria's verdicts decide the rubric.
 The judge sees the task's goal, the transcript in brief (what was said, each tool call with
 its arguments and result) and one criterion at a time, and answers with one JSON object:
 `{"verdict": "pass" | "fail", "explanation": "..."}`. One criterion per call keeps every
-answer small and every verdict tied to the prompt that produced it. The calls themselves are
-made by `toolproof.runner.judging`; here nothing does I/O.
+answer small and every verdict tied to the prompt that produced it. A criterion's verdicts
+count only when the judge graded its controls right (`toolproof.graders.controls`). The calls
+themselves are made by `toolproof.runner.judging`; here nothing does I/O.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from toolproof.graders.base import Verdict
+from toolproof.graders.controls import CriterionControls
 from toolproof.spec.models import Criterion, Expectations
 from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
 
@@ -53,15 +55,29 @@ class CriterionVerdict(BaseModel):
 
 
 class JudgeRecord(BaseModel):
-    """Everything the judge did for one trial: its model, each criterion's verdict, and
-    what its calls used and cost (None: the model has no price)."""
+    """Everything the judge did for one trial: its model, each criterion's verdict, its
+    answers on each criterion's controls, and what its calls used and cost (None: the model
+    has no price; controls count where they were asked)."""
 
     model: str
     system: str = SYSTEM
     criteria: list[CriterionVerdict] = Field(default_factory=list)
+    controls: list[CriterionControls] = Field(default_factory=list)
     tokens_input: int = 0
     tokens_output: int = 0
     cost_usd: float | None = 0.0
+
+    def undecided(self) -> dict[str, str]:
+        """The criteria whose verdicts cannot count, each with why: the judge misjudged
+        their controls (or answered none)."""
+        answered = {c.name: c for c in self.controls}
+        out: dict[str, str] = {}
+        for verdict in self.criteria:
+            controls = answered.get(verdict.name)
+            why = controls.misjudged() if controls else "the judge answered no controls for it"
+            if why is not None:
+                out[verdict.name] = why
+        return out
 
 
 def render_transcript(transcript: Transcript) -> str:
@@ -119,24 +135,48 @@ def read_answer(text: str) -> tuple[bool, str]:
 
 def grade_rubric(expect: Expectations, record: JudgeRecord) -> list[Verdict]:
     """The rubric's verdict: it fails when a required criterion fails or the weighted share
-    of passed criteria is below `rubric_pass`; the reason names the failed criteria."""
+    of passed criteria is below `rubric_pass`; the reason names the failed criteria. A
+    criterion whose judge misjudged its controls is undecided: the rubric is decided only
+    when it would be the same whichever way those criteria went, and undecided (the
+    grader's failure, not the agent's) otherwise."""
     criteria = expect.criteria()
     if not criteria:
         return []
-    verdicts = {v.name: v for v in record.criteria}
-    total = sum(c.weight for c in criteria.values())
-    earned = sum(c.weight for name, c in criteria.items() if verdicts[name].passed)
-    failed = [name for name in criteria if not verdicts[name].passed]
-    required = [name for name in failed if criteria[name].required]
-    share = earned / total
-    passed = not required and share >= expect.rubric_pass
-    if passed:
-        reason = f"score {share:.2f}: " + (
-            "every criterion passed" if not failed else f"passed despite {', '.join(failed)}"
+    answers = {v.name: v for v in record.criteria}
+    undecided = {n: why for n, why in record.undecided().items() if n in criteria}
+    sure = {n: answers[n].passed for n in criteria if n not in undecided}
+    worst = _Tally(expect, {**sure, **dict.fromkeys(undecided, False)})
+    best = _Tally(expect, {**sure, **dict.fromkeys(undecided, True)})
+    note = f"; undecided (the judge failed their controls): {', '.join(undecided)}"
+    if worst.passed:
+        despite = [n for n in worst.failed if n not in undecided]
+        reason = f"score {worst.share:.2f}: " + (
+            f"passed despite {', '.join(despite)}"
+            if despite
+            else f"every {'decided ' if undecided else ''}criterion passed"
         )
-    else:
-        first = required[0] if required else failed[0]
-        reason = f"criterion '{first}' failed: {verdicts[first].explanation}"
-        if len(failed) > 1:
-            reason += f" (failed: {', '.join(failed)}; score {share:.2f})"
-    return [Verdict(grader="rubric", passed=passed, reason=reason)]
+        return [Verdict(grader="rubric", passed=True, reason=reason + (note if undecided else ""))]
+    if not best.passed:
+        first = best.required[0] if best.required else best.failed[0]
+        reason = f"criterion '{first}' failed: {answers[first].explanation}"
+        if len(best.failed) > 1:
+            reason += f" (failed: {', '.join(best.failed)}; score {best.share:.2f})"
+        return [Verdict(grader="rubric", passed=False, reason=reason + (note if undecided else ""))]
+    first = next(iter(undecided))
+    reason = f"criterion '{first}' undecided: {undecided[first]}"
+    if len(undecided) > 1:
+        reason += f" (undecided: {', '.join(undecided)})"
+    return [Verdict(grader="rubric", passed=False, reason=reason, decided=False)]
+
+
+class _Tally:
+    """A rubric's score for given criterion verdicts: the weighted share passed, the failed
+    criteria (the required ones apart) and whether the rubric passes."""
+
+    def __init__(self, expect: Expectations, passed: dict[str, bool]) -> None:
+        criteria = expect.criteria()
+        total = sum(c.weight for c in criteria.values())
+        self.share = sum(c.weight for n, c in criteria.items() if passed[n]) / total
+        self.failed = [n for n in criteria if not passed[n]]
+        self.required = [n for n in self.failed if criteria[n].required]
+        self.passed = not self.required and self.share >= expect.rubric_pass

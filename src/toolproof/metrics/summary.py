@@ -174,11 +174,21 @@ def run_summary(
 
 
 def judge_cost(model: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The judge's model and its cost over the run's trials: unknown (None) when its model
-    has no price, as an agent's cost is."""
+    """The judge's model, its cost over the run's trials (unknown, None, when its model has
+    no price, as an agent's cost is) and the rubric criteria it left undecided because it
+    failed their controls: how many, and which, by task."""
     costs = [row.get("judge_cost_usd") for row in rows]
     known = None if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs))
-    return {"model": model, "cost_usd": known}
+    failed: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        for name in (row.get("conditions") or {}).get("rubric_undecided", ()):
+            failed[row["task_id"]].add(name)
+    return {
+        "model": model,
+        "cost_usd": known,
+        "undecided_criteria": sum(len(names) for names in failed.values()),
+        "failed_controls": {task: sorted(failed[task]) for task in sorted(failed)},
+    }
 
 
 def task_trials(

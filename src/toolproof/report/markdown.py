@@ -1,8 +1,9 @@
 """The gate as Markdown: for a CI step summary or a pull-request comment.
 
-It says whether the gate passed, what failed and why, shows a small table of metrics (with
-the baseline and the difference when there is one), the tasks that regressed against the
-baseline and the tasks that failed.
+It says whether the gate passed, what failed and why, what the rubrics' judge cost and which
+criteria it left undecided, shows a small table of metrics (with the baseline and the
+difference when there is one), the tasks that regressed against the baseline and the tasks
+that failed.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def gate_markdown(result: GateResult, limit: int = 20) -> str:
         "errors)" + (f" against baseline `{result.baseline}`." if result.baseline else "."),
         "",
     ]
+    lines += _judge(summary)
     failed = result.failed
     checked = [c for c in result.conditions if not c.skipped]
     if failed:
@@ -104,6 +106,29 @@ def gate_markdown(result: GateResult, limit: int = 20) -> str:
         foot += " · gate from " + ", ".join(cell(s) for s in result.sources)
     lines += ["", f"<sub>{foot}</sub>", ""]
     return "\n".join(lines)
+
+
+def _judge(summary: RunSummary) -> list[str]:
+    """The judge model of the run's rubrics: what it cost, and a warning naming the
+    criteria it left undecided because it failed their controls."""
+    judge = summary.judge
+    if judge is None:
+        return []
+    spent = judge["cost_usd"]
+    shown = "not measured (no price)" if spent is None else f"${spent:.4f}"
+    lines = [f"Judge `{cell(judge['model'])}`: {shown}, apart from the agents' cost.", ""]
+    count = judge["undecided_criteria"]
+    if count:
+        which = "; ".join(
+            f"`{cell(task)}`: {', '.join(f'`{cell(n)}`' for n in names)}"
+            for task, names in judge["failed_controls"].items()
+        )
+        lines += [
+            f"> ⚠️ {count} rubric criteri{'on' if count == 1 else 'a'} undecided: the judge "
+            f"failed {'its' if count == 1 else 'their'} controls ({which}).",
+            "",
+        ]
+    return lines
 
 
 def _pair_for(result: GateResult, label: str) -> PairComparison | None:

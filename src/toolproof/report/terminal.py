@@ -147,6 +147,22 @@ def _seconds(value: Any) -> str:
     return "–" if value is None else f"{value:.2f}s"
 
 
+def failed_controls(judge: dict[str, Any]) -> str:
+    """The rubric criteria the judge left undecided because it failed their controls, on a
+    line of their own (none: nothing)."""
+    count = judge["undecided_criteria"]
+    if not count:
+        return ""
+    which = "; ".join(
+        f"{task}: {', '.join(names)}" for task, names in judge["failed_controls"].items()
+    )
+    one = count == 1
+    return (
+        f"\n{count} rubric criteri{'on' if one else 'a'} undecided: the judge failed "
+        f"{'its' if one else 'their'} controls ({which})"
+    )
+
+
 def summary_tables(summary: RunSummary) -> list[Table]:
     """The run's tables: models side by side, then (one model) metrics, tiers and tasks."""
     counts = summary.counts
@@ -162,6 +178,7 @@ def summary_tables(summary: RunSummary) -> list[Table]:
         spent = summary.judge["cost_usd"]
         shown = "not measured (no price)" if spent is None else _usd(spent)
         title += f"\njudge {summary.judge['model']}: {shown}, apart from the cost below"
+        title += failed_controls(summary.judge)
     if summary.skipped_k:
         title += f"\nnot computed (too few trials): k = {summary.skipped_k}"
     models = Table(title=title, title_justify="left")

@@ -8,7 +8,7 @@ nothing a record derives from its transcript is computed anywhere else.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof.graders import Blame, Evidence, Failure, Verdict, assign_blame, grade, violations
@@ -29,13 +29,14 @@ from toolproof.world import Change, World
 class Judgement:
     """A graded trial: its outcome and reason, every verdict, and for a failed trial who
     it is to blame on. `policy` lists the rules broken, or is None when the suite checks
-    none."""
+    none; `undecided` the rubric criteria whose judge failed their controls."""
 
     outcome: Outcome
     reason: str
     verdicts: list[Verdict]
     blame: Blame | None
     policy: list[str] | None
+    undecided: list[str] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:
         """The fields of a trial record it sets."""
@@ -86,11 +87,13 @@ def judge(
     rules = list(suite.file.policy_rules)
     verdicts = grade(task.spec.expect, rules, evidence)
     policy = violations(verdicts) if rules else None
+    undecided: list[str] = []
     if rubric is not None:
         verdicts += grade_rubric(task.spec.expect, rubric)
+        undecided = list(rubric.undecided())
     failed = [v for v in verdicts if not v.passed]
     if not failure and not failed:
-        return Judgement("passed", "", verdicts, None, policy)
+        return Judgement("passed", "", verdicts, None, policy, undecided)
     reason = f"{ended}: {failure}" if failure else f"{failed[0].grader}: {failed[0].reason}"
     blame = assign_blame(
         Failure(
@@ -102,7 +105,7 @@ def judge(
             cut=failure,
         )
     )
-    return Judgement("failed", reason, verdicts, blame, policy)
+    return Judgement("failed", reason, verdicts, blame, policy, undecided)
 
 
 def ownership(suite: Suite, task: Task) -> Ownership | None:
@@ -138,7 +141,8 @@ def derived(
     and the condition statistics (failed and recovered calls, loops, faults; for a persona
     or checkpoint trial its conversation) the metrics pool. With the trial's judgement, the
     statistics also carry the policy rules it broke and who its failure is to blame on, so
-    that metrics over stored rows can count them."""
+    that metrics over stored rows can count them, and the rubric criteria left undecided
+    because their judge failed its controls."""
     conditions = trial_stats(transcript)
     conversation = conversation_stats(transcript, gold_calls(task) if task else [])
     if conversation is not None:
@@ -147,6 +151,8 @@ def derived(
         conditions["policy_violations"] = judgement.policy
     if judgement is not None and judgement.blame is not None:
         conditions["blame"] = {"party": judgement.blame.party, "rule": judgement.blame.rule}
+    if judgement is not None and judgement.undecided:
+        conditions["rubric_undecided"] = judgement.undecided
     return {
         "usage": transcript.usage(),
         "cost_usd": transcript.cost_usd(),

@@ -7,8 +7,9 @@ counts, condition statistics) is computed again, as a live trial computes it
 outcome: no agent finished them.
 
 A rubric is graded from the judge verdicts the trial recorded, calling no model, as long as
-they were given for the task's current rubric (the same criteria, asked the same way);
-`rejudge` asks the judge model again for every trial with a rubric.
+they were given for the task's current rubric (the same criteria and controls, asked the same
+way); `rejudge` asks the judge model again for every trial with a rubric, and its controls
+once.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from toolproof.graders.rubric import JudgeRecord, judge_prompt
 from toolproof.results import TrialResult
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.grading import derived, judge
-from toolproof.runner.judging import JudgeModel, goal, judge_rubric
+from toolproof.runner.judging import JudgeModel, control_prompts, goal, judge_rubric
 from toolproof.spec.source import Task
 from toolproof.store.journal import Store, now
 from toolproof.suite.loaded import Suite
@@ -29,13 +30,21 @@ from toolproof.world import World
 
 def still_valid(task: Task, result: TrialResult) -> bool:
     """Whether a trial's recorded judge verdicts answer the task's current rubric: each
-    criterion's prompt is the one it would be asked now."""
+    criterion's prompt is the one it would be asked now, and so are its controls' (a trial
+    judged before controls were asked has none)."""
     record, criteria = result.judge, task.spec.expect.criteria()
     if record is None or [v.name for v in record.criteria] != list(criteria):
         return False
-    return all(
+    if [c.name for c in record.controls] != list(criteria):
+        return False
+    asked = all(
         v.prompt == judge_prompt(goal(task), result.transcript, v.name, criteria[v.name])
         for v in record.criteria
+    )
+    return asked and all(
+        [item.prompt for item in c.items]
+        == [prompt for _, _, prompt in control_prompts(task, c.name, criteria[c.name])]
+        for c in record.controls
     )
 
 

@@ -754,6 +754,27 @@ FactEntry = Annotated[
 reported as the mapping's, not as "not a string")."""
 
 
+class Controls(Strict):
+    """Two agent replies whose verdict on a criterion is known: the judge must grade both
+    right before its verdicts on the criterion count (docs/suite-format.md, Rubrics)."""
+
+    passes: str = Field(description="A reply that plainly does what the criterion asks.")
+    fails: str = Field(description="A reply that plainly does not.")
+
+    @field_validator("passes", "fails")
+    @classmethod
+    def _said(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("give the agent's reply in words")
+        return value
+
+    @model_validator(mode="after")
+    def _different(self) -> Controls:
+        if self.passes.strip() == self.fails.strip():
+            raise ValueError("'passes' and 'fails' are the same reply: give two different ones")
+        return self
+
+
 class Criterion(Strict):
     """One thing a good answer does, as the judge model reads it (docs/graders.md)."""
 
@@ -761,6 +782,10 @@ class Criterion(Strict):
     weight: float = Field(1.0, gt=0, description="Its share of the rubric's score.")
     required: bool = Field(
         False, description="The rubric fails when this criterion fails, whatever its score."
+    )
+    controls: Controls | None = Field(
+        None,
+        description="The replies the judge must grade right first; by default derived from `does`.",
     )
 
 
@@ -810,7 +835,7 @@ class Expectations(Strict):
     rubric: dict[str, str | Criterion] = Field(
         default_factory=dict,
         description="Criteria a judge model grades (name: what a good answer does, or "
-        "{does, weight, required}); needs run --judge-model or the suite's judge.",
+        "{does, weight, required, controls}); needs run --judge-model or the suite's judge.",
     )
     rubric_pass: float = Field(
         1.0,

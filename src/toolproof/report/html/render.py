@@ -184,6 +184,7 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
                 "agent": summary.agent,
                 "status": summary.status,
                 "stopped": summary.stopped,
+                "judge": summary.judge,
                 "created_at": run.created_at,
                 "finished_at": run.finished_at,
                 "counts": summary.counts.model_dump(),

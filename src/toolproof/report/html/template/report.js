@@ -175,6 +175,10 @@
       .map(function (x, i) { return h('th', { class: i < 5 || i > 8 ? 'l' : null, text: i === 9 ? 'infra policy' : x }); }), runRows)));
     RUNS.forEach(function (r) {
       if (r.stopped) root.append(h('p', { class: 'warn', text: 'Run ' + r.id + ' stopped early: ' + r.stopped }));
+      if (r.judge && r.judge.undecided_criteria) {
+        var failedControls = Object.keys(r.judge.failed_controls).map(function (task) { return task + ': ' + r.judge.failed_controls[task].join(', '); });
+        root.append(h('p', { class: 'warn', text: 'Run ' + r.id + ': ' + r.judge.undecided_criteria + ' rubric ' + (r.judge.undecided_criteria === 1 ? 'criterion' : 'criteria') + ' undecided: the judge ' + r.judge.model + ' failed their controls (' + failedControls.join('; ') + ')' }));
+      }
       if (r.status !== 'finished') root.append(h('p', { class: 'warn', text: 'Run ' + r.id + ' is not finished: the numbers cover the trials recorded so far.' }));
       if (r.skipped_k && r.skipped_k.length) root.append(h('p', { class: 'warn', text: 'Run ' + r.id + ': not computed (too few trials): k = ' + r.skipped_k.join(', ') }));
     });
