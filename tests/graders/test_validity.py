@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support import write_files
 
 from toolproof.agents.registry import resolve_agent
 from toolproof.results import TrialResult
@@ -319,3 +320,116 @@ def test_the_confirmed_write_alone_passes(retail: Suite, tmp_path: Path) -> None
     discount = {"tool_calls": [call("apply_loyalty_discount", order_id="W11174")]}
     result = play(retail, "loyalty-silver-by-phone", [*LOYALTY, discount, DONE], tmp_path)
     assert result.outcome == "passed", result.reason
+
+
+# ---------------------------------------------------------------- a suite written from the docs
+
+CLINIC_TOOLS = '''
+from toolproof.tools import ToolError, tool
+from toolproof.world import World
+
+
+@tool
+def list_appointments(world: World, patient_id: str) -> dict:
+    """A patient's appointments, soonest first.
+
+    Args:
+        patient_id: The patient id, e.g. "P100".
+    """
+    return {"appointments": [a for a in world["appointments"] if a["patient_id"] == patient_id]}
+
+
+@tool
+def get_booking(world: World, booking_id: str) -> dict:
+    """A hotel booking.
+
+    Args:
+        booking_id: The booking id, e.g. "H2000".
+    """
+    if booking_id not in world["bookings"]:
+        raise ToolError(f"no booking {booking_id}", kind="not_found")
+    return {"booking_id": booking_id, **world["bookings"][booking_id]}
+
+
+@tool(write=True)
+def cancel_booking(world: World, booking_id: str) -> dict:
+    """Cancel a refundable booking.
+
+    Args:
+        booking_id: The booking id, e.g. "H2000".
+    """
+    world["bookings"][booking_id]["status"] = "cancelled"
+    return {"booking_id": booking_id, "status": "cancelled"}
+'''
+
+CLINIC_SUITE = """
+name: clinic
+world: {data: [appointments.yaml, bookings.yaml]}
+backends: {desk: {type: python, module: tools.py}}
+tools:
+  list_appointments: {tier: 1}
+  get_booking: {tier: 1}
+  cancel_booking: {tier: 2}
+tasks:
+  - id: next-appointment
+    user: {opening: "I'm patient P100. When is my next appointment?"}
+    expect:
+      actions: [{tool: list_appointments, args: {patient_id: P100}}]
+      must_say: [["2026-12-03", "December 3"]]
+  - id: cancel-nonrefundable
+    user: {opening: "Please cancel booking H2003."}
+    expect:
+      actions: [{tool: get_booking, args: {booking_id: H2003}}]
+      forbidden_calls: [{tool: cancel_booking}]
+      must_say: [{fact: [non-refundable, nonrefundable, not refundable], source: none}]
+"""
+
+CLINIC_FILES = {
+    "suite.yaml": CLINIC_SUITE,
+    "appointments.yaml": (
+        "- {patient_id: P100, date: 2026-12-03, doctor: Dr Lee}\n"
+        "- {patient_id: P100, date: 2026-12-10, doctor: Dr Okafor}\n"
+    ),
+    "bookings.yaml": "H2003: {hotel: Harbor Inn, refundable: false, status: confirmed}\n",
+    "tools.py": CLINIC_TOOLS,
+}
+
+
+@pytest.fixture(scope="module")
+def clinic(tmp_path_factory: pytest.TempPathFactory) -> Suite:
+    return load_suite(write_files(tmp_path_factory.mktemp("clinic"), CLINIC_FILES))
+
+
+def test_listing_every_appointment_does_not_say_which_is_next(
+    clinic: Suite, tmp_path: Path
+) -> None:
+    both = steps(
+        call("list_appointments", patient_id="P100"),
+        say="You have appointments on December 3 with Dr Lee and December 10 with Dr Okafor.",
+    )
+    passed, reason = verdict(play(clinic, "next-appointment", both, tmp_path), "must_say")
+    assert (passed, reason) == (
+        False,
+        "not committed to (competing values said with it): '2026-12-03' beside '2026-12-10'",
+    )
+    one = steps(call("list_appointments", patient_id="P100"), say="December 3, with Dr Lee.")
+    assert play(clinic, "next-appointment", one, tmp_path).outcome == "passed"
+
+
+def test_the_raw_record_of_a_booking_that_cannot_be_cancelled_is_no_refusal(
+    clinic: Suite, tmp_path: Path
+) -> None:
+    raw = steps(
+        call("get_booking", booking_id="H2003"),
+        say="H2003: hotel Harbor Inn, refundable false (non-refundable), status confirmed.",
+    )
+    result = play(clinic, "cancel-nonrefundable", raw, tmp_path)
+    assert verdict(result, "refusal") == (
+        False,
+        "never declined with a reason (no message said it cannot be done, and why)",
+    )
+    said = steps(
+        call("get_booking", booking_id="H2003"),
+        say="I'm afraid I can't cancel H2003: it is non-refundable.",
+    )
+    assert play(clinic, "cancel-nonrefundable", said, tmp_path).outcome == "passed"

@@ -4,6 +4,7 @@ verdicts agree with BFCL's own multi-turn checker on a handful of entries."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,7 +79,7 @@ def test_imported_suite_is_sound_oracle_passes_every_baseline_fails(tmp_path: Pa
     checked = toolproof_cli("validate", "suite", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "is sound: 2 tasks checked" in checked.stdout
-    assert checked.stdout.count("all 6 failed") == 2
+    assert len(re.findall(r"all \d+ failed", checked.stdout)) == 2  # the rest n/a
 
 
 def test_import_refuses_an_unknown_category_and_a_folder_in_use(tmp_path: Path) -> None:

@@ -141,7 +141,7 @@ def test_git_failed_check_fails_the_trial_with_its_message(git_suite: Suite) -> 
     events = result.transcript.checks()
     assert [(e.name, e.passed) for e in events] == [("checks.py:head_commit", False)]
     # no world hash verdict: the world does not see a real repository
-    assert [v.grader for v in result.verdicts] == ["check", "confirm_before_write"]
+    assert [v.grader for v in result.verdicts] == ["check", "writes", "confirm_before_write"]
 
 
 def test_git_tool_error_reaches_the_agent_as_is_error(git_suite: Suite) -> None:

@@ -30,9 +30,9 @@ def grade(expect: Expectations, rules: list[PolicyRuleSpec], evidence: Evidence)
     return [
         *grade_state(expect, evidence),
         *grade_calls(expect, evidence),
-        *grade_writes(expect, evidence),
-        *grade_refusal(expect, rules, evidence),
         *grade_communication(expect, evidence),
         *grade_checks(expect, evidence),
+        *grade_writes(expect, evidence),
+        *grade_refusal(expect, rules, evidence),
         *check_policy(rules, evidence),
     ]
