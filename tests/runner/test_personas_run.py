@@ -86,7 +86,8 @@ def test_the_oracle_passes_every_task_under_every_persona_and_length(
         if v["counts"]["passed"] != v["counts"]["total"]
     }
     assert not failed
-    assert len(summary["variants"]) == 1 + len(BUILTIN_PERSONAS) + 4
+    # cooperative is the plain variant itself: not run a second time
+    assert len(summary["variants"]) == len(BUILTIN_PERSONAS) + 4
 
 
 def test_the_adversarial_baselines_still_fail_every_task_under_every_persona(
@@ -144,6 +145,24 @@ def test_retails_own_persona_keeps_the_oracle_passing_every_task(tmp_path: Path)
     ][:1]
     opening = trial.transcript.messages("user")[0].content
     assert opening.startswith("Quick one, I'm between meetings.")  # the persona's own words
+    # corrector's near miss is marked though impatient and the prefix reword its message:
+    # only the tasks whose opening says no goal detail have nothing to correct
+    recovery = persona["recovery"]
+    assert recovery["confused_trials"] >= 2 * (tasks - 2)
+    assert recovery["recovery_turns"] == 1.0 and recovery["recovered"] == 1.0
+
+
+def test_a_persona_that_plays_the_task_as_written_is_not_run_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra = "\npersonas:\n  polite: {use: [cooperative]}\n  chatty: {prompt: Chat a lot.}\n"
+    suite = load_suite(mini_suite(tmp_path / "mini", extra))
+    keys = variant_keys(suite, RunRequest(personas=["cooperative", "terse", "polite", "chatty"]))
+    assert keys == ["", "persona:terse", "persona:chatty"]
+    err = capsys.readouterr().err
+    assert "persona cooperative plays every task as written" in err
+    assert "persona polite plays every task as written" in err
+    assert variant_keys(suite, RunRequest(profile="full")) == ["", "persona:chatty"]
 
 
 def test_the_adversarial_baselines_still_fail_every_task_under_retails_own_persona(

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import hashlib
 import json
+import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -32,6 +33,7 @@ from toolproof.store.journal import NewRun, Store
 from toolproof.store.queries import stored_summary
 from toolproof.store.writer import TrialWriter
 from toolproof.suite.loaded import Suite
+from toolproof.users.personas import resolve_persona
 from toolproof.users.scripted import UserFactory
 
 
@@ -99,8 +101,6 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
             f"k={too_big[0]} needs at least {too_big[0]} trials per task, but --trials is {trials}"
         )
     if too_big:
-        import sys
-
         ks = [k for k in ks if k <= trials] or [1]
         print(
             f"note: {trials} trials per task are too few for the suite's default k="
@@ -146,7 +146,7 @@ def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
     else:
         levels: list[int | None] = list(request.load) or [None]
         bases = [Variant(request.faults, request.drift, level) for level in levels]
-    personas = list(dict.fromkeys(request.personas))
+    personas = rewriting(suite, request.personas)
     turns = sorted(set(request.checkpoints))
     # personas and checkpoints vary the plain conditions: each load level, or the clean trials
     extended = [Variant()] if request.profile == "full" else bases
@@ -159,10 +159,29 @@ def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
     return keys
 
 
+def rewriting(suite: Suite, names: list[str]) -> list[str]:
+    """The named personas, once each, but those that play every task as written
+    (`cooperative`): the plain variant already runs exactly that, so such a persona gets a
+    note rather than the same trials a second time."""
+    kept = []
+    for name in dict.fromkeys(names):
+        if not resolve_persona(name, suite.file.personas).plain:
+            kept.append(name)
+            continue
+        print(
+            f"note: persona {name} plays every task as written, as the plain trials do: "
+            "their numbers are its numbers, so it is not run a second time",
+            file=sys.stderr,
+        )
+    return kept
+
+
 def profile_personas(suite: Suite) -> list[str]:
     """The personas `--profile full` runs: the suite's own, or every confusing or messy
     built-in when it declares none (`cooperative` is the plain variant already)."""
-    return list(suite.file.personas) or [p for p in BUILTIN_PERSONAS if p != "cooperative"]
+    if suite.file.personas:
+        return rewriting(suite, list(suite.file.personas))
+    return [p for p in BUILTIN_PERSONAS if p != "cooperative"]
 
 
 def full_profile(suite: Suite) -> list[Variant]:
