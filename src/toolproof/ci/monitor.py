@@ -68,11 +68,13 @@ def measures(
     seconds: float,
 ) -> Measures:
     """One conversation's value on every dimension; None where it cannot be measured: no
-    policy rule (or no user messages to judge them by), no failed call to recover from, no
-    token counts."""
+    policy rule (or no user messages and agent replies in order to judge them by: a trace
+    without content, or whose replies have no place among its calls), no failed call to
+    recover from, no token counts."""
     failed = recovered_calls(transcript)
     usage = transcript.usage()
-    judged = policy is not None and bool(transcript.messages("user"))
+    said = transcript.messages("user") and transcript.messages("assistant")
+    judged = policy is not None and bool(said)
     return {
         "policy_violation_rate": float(policy.violated(transcript)) if judged and policy else None,
         "loop_rate": float(is_loop(transcript)),
