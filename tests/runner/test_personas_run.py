@@ -130,6 +130,30 @@ def test_the_full_profile_adds_the_suites_personas_or_the_messy_built_ins() -> N
         variant_keys(retail, RunRequest(profile="full", personas=["terse"]))
 
 
+def test_the_full_profile_says_first_what_the_suite_lacks_and_what_to_add(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    variant_keys(load_suite(EXAMPLES / "retail"), RunRequest(profile="full"))
+    assert capsys.readouterr().err == (
+        "note: --profile full: suite 'retail' declares no fault profile, drift variant or load "
+        "levels, so recovery_rate, drift_robustness and completion_under_load cannot be "
+        "measured (the run has clean trials and personas only); add `faults:`, `drift:` and "
+        "`load:` to suite.yaml to measure them (docs/conditions.md)\n"
+    )
+    variant_keys(load_suite(EXAMPLES / "logistics-dispatch"), RunRequest(profile="full"))
+    assert capsys.readouterr().err == ""  # it declares all three
+
+
+def test_a_full_profile_run_of_retail_suggests_no_full_profile(tmp_path: Path) -> None:
+    result, summary = run_json(tmp_path, EXAMPLES / "retail", "--agent", "oracle", "--profile",
+                               "full", "--tasks", "status-latest-order-by-email")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "declares no fault profile, drift variant or load levels" in result.stderr
+    [note] = summary["models"][0]["reliability"]["notes"]
+    assert "--profile full" not in note + result.stdout
+    assert "add `faults:`, `load:` and `drift:` to suite.yaml" in note
+
+
 def test_retails_own_persona_keeps_the_oracle_passing_every_task(tmp_path: Path) -> None:
     result = run_retail(tmp_path, "--persona", "rushed-regular")
     assert result.returncode == 0, result.stderr

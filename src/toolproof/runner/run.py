@@ -8,7 +8,7 @@ import hashlib
 import json
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -119,7 +119,7 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
         user_model=request.user_model,
         **({"judge_model": judge_model} if judge_model else {}),
         variants=variant_keys(suite, request),
-        score=suite.file.score.model_dump(),
+        score=score_settings(suite),
         time_scale=request.time_scale,
         trials=trials,
         k=ks,
@@ -142,6 +142,9 @@ def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
     if request.profile == "full":
         if request.faults or request.drift or request.load or request.personas:
             raise UsageError("--profile full chooses faults, drift, load and personas itself")
+        lacking = lacking_conditions(suite)
+        if lacking:
+            print(f"note: --profile full: {lacking}", file=sys.stderr)
         bases = full_profile(suite)
     else:
         levels: list[int | None] = list(request.load) or [None]
@@ -185,11 +188,22 @@ def profile_personas(suite: Suite) -> list[str]:
 
 
 def full_profile(suite: Suite) -> list[Variant]:
-    """What the Reliability Score needs: clean trials, the fault profile, every drift variant
-    and the peak load level, each as the suite defines them (absent ones are skipped); and
-    the clean trials as each of the suite's personas plays the user (profile_personas)."""
+    """What the Reliability Score needs: clean trials and its conditions
+    (`score_conditions`); and the clean trials as each of the suite's personas plays the
+    user (profile_personas)."""
+    return [
+        Variant(),
+        *score_conditions(suite),
+        *(Variant(persona=name) for name in profile_personas(suite)),
+    ]
+
+
+def score_conditions(suite: Suite) -> list[Variant]:
+    """The conditions the Reliability Score's parts other than pass^k are measured under:
+    the fault profile, every drift variant and the peak load level, each as the suite
+    defines them (absent ones are skipped)."""
     spec, score = suite.file, suite.file.score
-    variants = [Variant()]
+    variants = []
     profile = score.faults or next(iter(spec.faults.profiles), None)
     if profile:
         variants.append(Variant(faults=profile))
@@ -197,8 +211,47 @@ def full_profile(suite: Suite) -> list[Variant]:
     if spec.load:
         peak = score.load or spec.load.peak or max(spec.load.levels)
         variants.append(Variant(load=peak))
-    variants.extend(Variant(persona=name) for name in profile_personas(suite))
     return variants
+
+
+SCORE_SECTIONS = (
+    ("faults", "fault profile", "recovery_rate"),
+    ("drift", "drift variant", "drift_robustness"),
+    ("load", "load levels", "completion_under_load"),
+)
+"""Each condition the score needs: its suite.yaml section, what the suite declares in it, and
+the part of the score it measures."""
+
+
+def lacking_conditions(suite: Suite) -> str | None:
+    """What `--profile full` cannot run on this suite and what to add for it, in a sentence;
+    None when the suite declares every condition the score needs."""
+    declared = score_conditions(suite)
+    lacking = [entry for entry in SCORE_SECTIONS if not any(getattr(v, entry[0]) for v in declared)]
+    if not lacking:
+        return None
+    sections, nouns, parts = zip(*lacking, strict=True)
+    only = " (the run has clean trials and personas only)" if not declared else ""
+    return (
+        f"suite '{suite.name}' declares no {listed(nouns, 'or')}, so {listed(parts, 'and')} "
+        f"cannot be measured{only}; add {listed([f'`{s}:`' for s in sections], 'and')} to "
+        "suite.yaml to measure " + ("it" if len(lacking) == 1 else "them") + " (docs/conditions.md)"
+    )
+
+
+def listed(items: Sequence[str], last: str) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def score_settings(suite: Suite) -> dict[str, Any]:
+    """The Reliability Score's settings a run stores: the suite's `score:` section, and the
+    variants its parts are measured under on this suite (`conditions`; empty when the suite
+    declares none), so that a summary suggests `--profile full` only where it adds a part."""
+    return {
+        **suite.file.score.model_dump(),
+        "conditions": [v.key for v in score_conditions(suite)],
+    }
 
 
 def restored_secrets(stored: dict[str, Any], given: dict[str, Any], run_id: str) -> dict[str, Any]:
