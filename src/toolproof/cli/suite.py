@@ -121,6 +121,13 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt
     )
 
 
+EMBEDDED = (
+    "loading the embedded model {name} on this machine's CPU: the first trials take the "
+    "longest, while it reads each task's prompt"
+)
+"""Said before an embedded model's first turn, which is otherwise a silent wait."""
+
+
 def run(
     suite: Annotated[Path | None, typer.Argument(help="Suite folder or its suite.yaml.")] = None,
     agent: Annotated[
@@ -283,6 +290,10 @@ def run(
     def started(start: RunStart) -> None:
         verb = "resuming" if start.resumed else "run"
         console.print(f"{verb} [bold]{start.run_id}[/]: {start.done} of {start.total} trials done")
+        if start.done < start.total:
+            for name in journal.run(start.run_id).config.models:
+                if name.startswith("local/"):
+                    console.print(EMBEDDED.format(name=name), highlight=False)
         progress.start(start.total, start.done, start.counts)
         if export is not None:
             export.run_id = start.run_id
