@@ -109,6 +109,10 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
         )
     if request.max_cost is not None and request.max_cost <= 0:
         raise UsageError("--max-cost must be a positive amount of USD")
+    max_steps = request.max_steps or defaults.max_steps
+    beyond = checkpoints_beyond(request, max_steps)
+    if beyond:
+        print(f"note: {beyond}", file=sys.stderr)
     tasks = suite.select(request.tasks)
     judge_model = judge_name(suite, request.judge_model, tasks)
     return RunConfig(
@@ -124,11 +128,28 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
         trials=trials,
         k=ks,
         seed=defaults.seed if request.seed is None else request.seed,
-        max_steps=request.max_steps or defaults.max_steps,
+        max_steps=max_steps,
         concurrency=request.concurrency or defaults.concurrency,
         infra_errors=request.infra_errors,
         tasks=[t.id for t in tasks],
         suite_path=request.suite_path or str(suite.root),
+    )
+
+
+def checkpoints_beyond(request: RunRequest, max_steps: int) -> str | None:
+    """Why the longest checkpoints cannot be reached, when an agent's turns count against
+    max_steps (a model, a script, an HTTP agent): each user message takes at least one turn,
+    so a conversation of more user messages than max_steps is cut before it gets there."""
+    over = [n for n in sorted(set(request.checkpoints)) if n > max_steps]
+    agent = request.agent or ""
+    counted = bool(request.models) or agent.startswith(("scripted:", "http://", "https://"))
+    if not over or not counted:
+        return None
+    return (
+        f"--checkpoints {','.join(map(str, over))}: a conversation of {over[0]} user turns "
+        f"needs at least {over[0]} agent turns, more than max_steps ({max_steps}) allows, so "
+        f"its trials are cut at max_steps; give --max-steps {max(over)} or more (each tool "
+        "call takes a turn too)"
     )
 
 
