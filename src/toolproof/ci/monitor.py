@@ -14,6 +14,7 @@ from toolproof.graders.base import Evidence
 from toolproof.graders.policy import check_policy, violations
 from toolproof.metrics.monitor import Comparison, Dimension, compare_dimension
 from toolproof.metrics.recovery import is_loop, recovered_calls
+from toolproof.report.format import fixed
 from toolproof.spec.models import PolicyRuleSpec
 from toolproof.store.journal import Store
 from toolproof.suite.loaded import Suite
@@ -201,7 +202,7 @@ def markdown(report: MonitorReport) -> str:
     """The report for an alert or a pull request: one row per dimension."""
 
     def shown(value: float | None) -> str:
-        return "not measured" if value is None else f"{value:.3f}"
+        return "not measured" if value is None else fixed(value)
 
     verdict = (
         f"**regressed**: {', '.join(c.dimension for c in report.regressed)}"

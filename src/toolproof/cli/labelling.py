@@ -16,6 +16,7 @@ from toolproof.cli.output import console
 from toolproof.errors import Problem, SuiteError, UsageError
 from toolproof.graders.rubric import render_transcript
 from toolproof.metrics.agreement import Item, agreement
+from toolproof.report.format import fixed
 from toolproof.results import TrialResult
 from toolproof.store.journal import Store
 from toolproof.store.labels import Label, TrialKey, run_labels, save_labels, trial_items, trial_key
@@ -256,7 +257,7 @@ def _rows(found: dict[str, Any], pooled: str, criterion: str) -> list[tuple[str,
 
 
 def _number(value: Any) -> str:
-    return "–" if value is None else f"{value:.3f}"
+    return "–" if value is None else fixed(value)
 
 
 def _with_interval(part: dict[str, Any], name: str) -> str:
@@ -265,5 +266,5 @@ def _with_interval(part: dict[str, Any], name: str) -> str:
     interval = part.get(f"{name}_interval")
     shown = _number(part[name])
     if interval is not None:
-        shown += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+        shown += f" [{fixed(interval[0], 2)}, {fixed(interval[1], 2)}]"
     return escape(shown)

@@ -19,7 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from toolproof.metrics.summary import ModelSummary, RunSummary
-from toolproof.report.format import score_parts
+from toolproof.report.format import fixed, score_parts
 
 if TYPE_CHECKING:
     from toolproof.ci.gate import GateResult
@@ -124,13 +124,13 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        return f"{value:.3f}"
+        return fixed(value)
     return str(value)
 
 
 def _ci(interval: Any) -> str:
     """A 95% interval as `[low, high]`; empty when there is none."""
-    return "" if not interval else f"[{interval[0]:.3f}, {interval[1]:.3f}]"
+    return "" if not interval else f"[{fixed(interval[0])}, {fixed(interval[1])}]"
 
 
 def _with_ci(value: Any, interval: Any) -> str:
@@ -421,7 +421,7 @@ def _detail(summary: ModelSummary, k: int) -> list[Table]:
     for name, value in summary.metrics.items():
         if name.startswith(("pass", "reliability_tax")) or name == "reliability_score":
             ci = summary.ci.get(name)
-            head.add_row(name, _fmt(value), f"{ci[0]:.3f} – {ci[1]:.3f}" if ci else "")
+            head.add_row(name, _fmt(value), f"{fixed(ci[0])} – {fixed(ci[1])}" if ci else "")
     tables = [head]
     groups = _condition_columns(summary.conditions)
     if summary.tiers:

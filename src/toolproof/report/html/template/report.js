@@ -49,8 +49,11 @@
   }
 
   function num(v) { return typeof v === 'number' && isFinite(v); }
-  function f3(v) { return num(v) ? v.toFixed(3) : '–'; }
-  function f2(v) { return num(v) ? v.toFixed(2) : '–'; }
+  // toFixed keeps the sign of a value that rounds to zero (-1e-16 is "-0.000"): not shown
+  function fixed(v, d) { var s = v.toFixed(d); return Number(s) === 0 ? (0).toFixed(d) : s; }
+  function signed(v, d) { var s = fixed(v, d); return (Number(s) < 0 ? '−' + s.slice(1) : '+' + s); }
+  function f3(v) { return num(v) ? fixed(v, 3) : '–'; }
+  function f2(v) { return num(v) ? fixed(v, 2) : '–'; }
   function int(v) { return num(v) ? Math.round(v).toLocaleString('en-US') : '–'; }
   function usd(v) {
     if (v === null || v === undefined) return 'unpriced';
@@ -546,7 +549,7 @@
         var tr = h('tr', { class: n === 0 ? 'first' : null }, n === 0 ? modelCell(e) : h('td'),
           h('td', { class: 'l' }, key === '' ? chip('clean') : chip(key, key.indexOf('faults:') >= 0 ? 'fault' : 'drift')));
         [int(v.counts.total), int(v.counts.passed), int(v.counts.failed) + ' · ' + int(v.counts.infra_error), f3(v['pass@1']),
-          num(delta) ? (delta >= 0 ? '+' : '−') + Math.abs(delta).toFixed(3) : '–',
+          num(delta) ? signed(delta, 3) : '–',
           f3(rec.recovery_rate), f3(rec.loop_rate), f3(rec.corrective_action), f3(load.tool_error_rate),
           num(load.throughput_per_min) ? load.throughput_per_min.toFixed(1) : '–', secs(load.trial_latency_p95_s)].forEach(function (x, j) {
           var td = h('td', { text: x });
