@@ -47,14 +47,17 @@ def record(transcript: Transcript) -> Record:
 
 
 def _values(data: Any) -> list[str]:
-    """Every text and number in a JSON value (keys are names, not data)."""
+    """Every text, number and boolean in a JSON value, as JSON writes it (`false`, `12.5`),
+    so that a `found_as` form can name one (keys are names, not data)."""
     if isinstance(data, dict):
         return [v for item in data.values() for v in _values(item)]
     if isinstance(data, list):
         return [v for item in data for v in _values(item)]
     if isinstance(data, str):
         return [data]
-    if isinstance(data, int | float) and not isinstance(data, bool):
+    if isinstance(data, bool):
+        return ["true" if data else "false"]
+    if isinstance(data, int | float):
         return [str(data)]
     return []
 
