@@ -1,4 +1,4 @@
-"""The suite commands: `validate`, `run`, `regrade`, `schema`."""
+"""The suite commands: `init`, `validate`, `run`, `regrade`, `schema`."""
 
 from __future__ import annotations
 
@@ -43,6 +43,24 @@ from toolproof.store.queries import open_existing, stored_summary
 
 if TYPE_CHECKING:
     from toolproof.results import TrialResult
+
+
+def init(
+    folder: Annotated[Path, typer.Argument(help="The new suite's folder (new or empty).")],
+    name: Annotated[str | None, typer.Option(help="The suite's name [the folder's].")] = None,
+) -> None:
+    """Start a suite: a policy, a read tool, a write tool that needs the customer's yes, two
+    tasks and a README, sound as written (`toolproof validate` passes it)."""
+    from toolproof.suite.scaffold import write_scaffold
+
+    written = write_scaffold(folder, name)
+    console.print(f"wrote a suite in {folder}:", highlight=False)
+    for path in written:
+        console.print(f"  {path.relative_to(folder)}", highlight=False)
+    console.print(
+        f"next: toolproof validate {folder}, then toolproof run {folder} --agent oracle",
+        highlight=False,
+    )
 
 
 def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt = None) -> None:
