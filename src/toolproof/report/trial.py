@@ -193,7 +193,8 @@ def verdicts(result: TrialResult) -> Table:
         mark = Text("✓", style="green") if criterion.passed else Text("✗", style="red")
         table.add_row(mark, f"rubric: {criterion.name}", criterion.explanation)
     if not result.verdicts:
-        table.add_row("", "", "not graded" + (f" ({result.outcome})" if result.reason else ""))
+        ended = result.outcome.replace("_", " ")
+        table.add_row("", "", f"not graded: the trial ended as {ended} before grading")
     if result.blame is not None:
         blame = result.blame
         table.caption = f"to blame: {blame.party} ({blame.rule}): {blame.reason}"
