@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from stored import toolproof_ci
+from stored import stored_run, toolproof_ci
 from support import MINI_FILES, write_files
 
 from toolproof.report.trial import RESULT_CHARS, cut
@@ -124,3 +124,13 @@ def test_a_long_result_is_cut_with_how_much_was_left_out() -> None:
     assert shown.startswith(text[:RESULT_CHARS])
     assert shown.endswith(f"… ({len(text) - RESULT_CHARS:,} more characters in --json)")
     assert cut({"id": "W1"}) == '{"id": "W1"}'
+
+
+def test_a_trial_never_graded_says_how_it_ended(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "runs.db"))
+    stored_run(store, {"cancel": "PI"})
+    code, out = show(tmp_path / "runs.db", "--task", "cancel")
+    assert code == 0, out
+    assert "cancel · trial 1 (of 0, 1; the first that did not pass)" in out
+    assert "infra error: provider: 503 overloaded" in out
+    assert "not graded: the trial ended as infra error before grading" in out
