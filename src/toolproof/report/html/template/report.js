@@ -248,7 +248,7 @@
     });
     var k = scored[0].reliability.k;
     root.append(card(null,
-      note('A weighted mean of the production-condition metrics that were measured: pass^' + k + ' on clean trials, recovery from failed tool calls, completion under the peak load, and pass rate under schema drift. A part that was not measured is left out — never counted as 0 or 1 — and the weights of the others are renormalised to sum to 1 (the "→" weight). Run with --profile full to measure every part.'),
+      note('A weighted mean of the production-condition metrics that were measured: pass^' + k + ' on clean trials, recovery from failed tool calls, completion under the peak load, and pass rate under schema drift. A part that was not measured is left out — never counted as 0 or 1 — and the weights of the others are renormalised to sum to 1 (the "→" weight). The notes below say why a part is missing and how it can be measured.'),
       rawTable(headers, rows)));
     scored.forEach(function (e) {
       (e.reliability.notes || []).forEach(function (text) {
@@ -679,7 +679,7 @@
       }, 'pass rate under load');
     }
     if (any) conditionBreakdowns(root);
-    if (!any) root.append(note('No production conditions in these runs: no failed tool call, no fault profile, drift variant or load level. Run with --faults, --drift, --load or --profile full.'));
+    if (!any) root.append(note('No production conditions in these runs: no failed tool call, no fault profile, drift variant or load level. A suite declares them under faults:, drift: and load: (docs/conditions.md); a run takes them with --faults, --drift, --load or --profile full.'));
   }
 
   // recovery, drift robustness and completion under load per tier and per task
