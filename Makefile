@@ -35,7 +35,8 @@ install: $(VENV)/.installed
 dev: $(VENV)/.dev-installed
 
 # The embedded model (no --agent, no --model), offline, on the quick-start suite: 5 one-lookup
-# questions x 3 trials, a table of pass@1 against pass^3 and every failed trial's reason.
+# questions x DEMO_TRIALS (4) trials; pass@1, pass@4 and pass^4 side by side with a line on
+# the gap, the Reliability Score's missing parts and why, and every failed trial's reason.
 demo: install
 	$(BIN)/toolproof validate $(SUITE)
 	$(BIN)/toolproof run $(SUITE) --trials $(DEMO_TRIALS) --k 1,$(DEMO_TRIALS) --max-tokens 128 \

@@ -207,6 +207,28 @@ def test_a_fact_is_grounded_by_a_result_that_shows_it_in_another_format() -> Non
     assert result["must_say"] == (True, "every fact said, each after a source")
 
 
+def test_found_as_names_a_boolean_or_a_number_a_tool_result_shows() -> None:
+    expect = {
+        "must_say": [
+            {"fact": "out of stock", "found_as": ["false"]},
+            {"fact": "November 20", "found_as": ["20261120"]},
+            {"fact": "twelve fifty", "found_as": ["12.5"]},
+        ]
+    }
+    result = verdicts(
+        expect,
+        call("check_inventory", {"in_stock": False, "eta": 20261120, "price": 12.50}, sku="S1"),
+        agent("It is out of stock until November 20, at twelve fifty."),
+    )
+    assert result["must_say"] == (True, "every fact said, each after a source")
+    # `true` is not `false`: the boolean shows the fact only as JSON writes it
+    shown = call("check_inventory", {"in_stock": True, "eta": 20261120, "price": 12.5}, sku="S1")
+    result = verdicts(
+        expect, shown, agent("It is out of stock until November 20, at twelve fifty.")
+    )
+    assert result["must_say"] == (False, "said before any tool result showed it: 'out of stock'")
+
+
 def test_facts_marked_as_the_users_words_or_sourceless_need_no_tool() -> None:
     expect = {
         "must_say": [

@@ -228,12 +228,37 @@ def test_the_score_takes_pass_hat_k_at_its_own_k_even_when_the_run_did_not_ask_f
     ]
 
 
-def test_a_score_of_one_part_says_so() -> None:
+def test_a_score_of_one_part_says_so_and_why_each_part_is_missing() -> None:
     reliability = summarize_run(trials("a", "", "PP"), [], [1, 2])["models"][0]["reliability"]
     assert reliability["reliability_score"] == 1.0
     assert reliability["missing"] == ["recovery_rate", "completion_under_load", "drift_robustness"]
-    [note] = reliability["notes"]
-    assert note.startswith("built from pass^k alone") and "--profile full" in note
+    # a run that did not store what its suite declares is told nothing it could not check
+    assert reliability["notes"] == [
+        "built from pass^k alone; not measured: recovery_rate (no faults injected and no tool "
+        "call failed), completion_under_load (no load level run), drift_robustness (no drift "
+        "variant run)"
+    ]
+
+
+def test_the_full_profile_is_suggested_only_for_parts_the_suite_can_measure() -> None:
+    rows = trials("a", "", "PP") + trials("a", "drift:v2", "PF")
+
+    def note(conditions: list[str]) -> str:
+        score = {"conditions": conditions}
+        [only] = summarize_run(rows, [], [1], score=score)["models"][0]["reliability"]["notes"]
+        return only
+
+    declared = note(["faults:production", "drift:v2", "load:200"])
+    assert declared.endswith(
+        "; run with --profile full to measure recovery_rate and completion_under_load"
+    )
+    assert "drift_robustness" not in declared  # measured: the run has its drift variant
+    undeclared = note(["drift:v2"])
+    assert "--profile full" not in undeclared
+    assert undeclared.endswith(
+        "; the suite declares no fault profile or load levels: add `faults:` and `load:` to "
+        "suite.yaml to measure recovery_rate and completion_under_load (docs/conditions.md)"
+    )
 
 
 def test_a_variant_with_every_trial_left_out_is_not_measured_never_zero() -> None:

@@ -28,7 +28,7 @@ def test_a_run_that_passed_nothing_has_no_cost_per_pass_rather_than_being_unpric
     row = models_row(mini, tmp_path, "null")
     cells = [cell.strip() for cell in row.strip("│").split("│")]
     assert cells[1] == "0/2"
-    assert cells[7:9] == ["$0.0000", "–"], row
+    assert cells[8:10] == ["$0.0000", "–"], row
     assert "unpriced" not in row
 
 
@@ -36,4 +36,4 @@ def test_a_run_that_passed_shows_its_cost_per_pass(mini: Suite, tmp_path: Path) 
     row = models_row(mini, tmp_path, "oracle")
     cells = [cell.strip() for cell in row.strip("│").split("│")]
     assert cells[1] == "2/2"
-    assert cells[7:9] == ["$0.0000", "$0.0000"], row
+    assert cells[8:10] == ["$0.0000", "$0.0000"], row

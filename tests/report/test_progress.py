@@ -48,7 +48,21 @@ def test_without_a_terminal_lines_are_spaced_but_the_last_trial_always_prints() 
     for trial in range(3):
         progress.advance(finished("carrier", trial, "passed"))
     lines = out.getvalue().splitlines()
-    assert [line.split("] ")[1].split(" trials")[0] for line in lines] == ["2/4", "4/4"]
+    # the last line counts trial 3 too, which finished without a line: no number is skipped
+    assert [line.split("] ")[1].split(" trials")[0] for line in lines] == ["2/4", "3–4/4"]
+
+
+def test_spaced_lines_count_every_trial_since_the_line_before() -> None:
+    out = io.StringIO()
+    progress = RunProgress(Console(file=out, force_terminal=False, width=200), every=3600.0)
+    progress.start(total=7, done=0)
+    for trial in range(5):
+        progress.advance(finished("carrier", trial, "passed"))
+    progress.printed = -3600.0  # as if two seconds had passed
+    progress.advance(finished("carrier", 5, "passed"))
+    progress.advance(finished("carrier", 6, "failed", "max_steps"))
+    counted = [line.split("] ")[1].split(" trials")[0] for line in out.getvalue().splitlines()]
+    assert counted == ["1/7", "2–6/7", "7/7"]
 
 
 def test_a_resumed_run_counts_the_trials_done_before_so_progress_agrees_with_the_summary() -> None:

@@ -14,7 +14,7 @@ from stored import mini_suite, run_json, toolproof_ci
 
 from toolproof.agents.baselines import ADVERSARIES
 from toolproof.errors import UsageError
-from toolproof.runner.run import RunRequest, run_suite, variant_keys
+from toolproof.runner.run import RunRequest, run_suite, settings, variant_keys
 from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.store.journal import Store
 from toolproof.suite import load_suite
@@ -86,7 +86,8 @@ def test_the_oracle_passes_every_task_under_every_persona_and_length(
         if v["counts"]["passed"] != v["counts"]["total"]
     }
     assert not failed
-    assert len(summary["variants"]) == 1 + len(BUILTIN_PERSONAS) + 4
+    # cooperative is the plain variant itself: not run a second time
+    assert len(summary["variants"]) == len(BUILTIN_PERSONAS) + 4
 
 
 ALWAYS_FAIL = [name for name in ADVERSARIES if name not in ("leaker", "hedger")]
@@ -134,6 +135,45 @@ def test_the_full_profile_adds_the_suites_personas_or_the_messy_built_ins() -> N
         variant_keys(retail, RunRequest(profile="full", personas=["terse"]))
 
 
+def test_the_full_profile_says_first_what_the_suite_lacks_and_what_to_add(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    variant_keys(load_suite(EXAMPLES / "retail"), RunRequest(profile="full"))
+    assert capsys.readouterr().err == (
+        "note: --profile full: suite 'retail' declares no fault profile, drift variant or load "
+        "levels, so recovery_rate, drift_robustness and completion_under_load cannot be "
+        "measured (the run has clean trials and personas only); add `faults:`, `drift:` and "
+        "`load:` to suite.yaml to measure them (docs/conditions.md)\n"
+    )
+    variant_keys(load_suite(EXAMPLES / "logistics-dispatch"), RunRequest(profile="full"))
+    assert capsys.readouterr().err == ""  # it declares all three
+
+
+def test_a_full_profile_run_of_retail_suggests_no_full_profile(tmp_path: Path) -> None:
+    result, summary = run_json(tmp_path, EXAMPLES / "retail", "--agent", "oracle", "--profile",
+                               "full", "--tasks", "status-latest-order-by-email")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "declares no fault profile, drift variant or load levels" in result.stderr
+    [note] = summary["models"][0]["reliability"]["notes"]
+    assert "--profile full" not in note + result.stdout
+    assert "add `faults:`, `load:` and `drift:` to suite.yaml" in note
+
+
+def test_a_checkpoint_beyond_max_steps_is_told_before_the_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    retail = load_suite(EXAMPLES / "retail")  # max_steps 30
+    settings(retail, RunRequest(models=["local/smollm2"], checkpoints=[8, 40, 35]))
+    assert capsys.readouterr().err == (
+        "note: --checkpoints 35,40: a conversation of 35 user turns needs at least 35 agent "
+        "turns, more than max_steps (30) allows, so its trials are cut at max_steps; give "
+        "--max-steps 40 or more (each tool call takes a turn too)\n"
+    )
+    settings(retail, RunRequest(models=["local/smollm2"], checkpoints=[40], max_steps=45))
+    settings(retail, RunRequest(agent="oracle", checkpoints=[40]))  # takes no turns
+    assert capsys.readouterr().err == ""
+
+
 def test_retails_own_persona_keeps_the_oracle_passing_every_task(tmp_path: Path) -> None:
     result = run_retail(tmp_path, "--persona", "rushed-regular")
     assert result.returncode == 0, result.stderr
@@ -149,6 +189,24 @@ def test_retails_own_persona_keeps_the_oracle_passing_every_task(tmp_path: Path)
     ][:1]
     opening = trial.transcript.messages("user")[0].content
     assert opening.startswith("Quick one, I'm between meetings.")  # the persona's own words
+    # corrector's near miss is marked though impatient and the prefix reword its message:
+    # only the tasks whose opening says no goal detail have nothing to correct
+    recovery = persona["recovery"]
+    assert recovery["confused_trials"] >= 2 * (tasks - 2)
+    assert recovery["recovery_turns"] == 1.0 and recovery["recovered"] == 1.0
+
+
+def test_a_persona_that_plays_the_task_as_written_is_not_run_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra = "\npersonas:\n  polite: {use: [cooperative]}\n  chatty: {prompt: Chat a lot.}\n"
+    suite = load_suite(mini_suite(tmp_path / "mini", extra))
+    keys = variant_keys(suite, RunRequest(personas=["cooperative", "terse", "polite", "chatty"]))
+    assert keys == ["", "persona:terse", "persona:chatty"]
+    err = capsys.readouterr().err
+    assert "persona cooperative plays every task as written" in err
+    assert "persona polite plays every task as written" in err
+    assert variant_keys(suite, RunRequest(profile="full")) == ["", "persona:chatty"]
 
 
 def test_the_adversarial_baselines_still_fail_every_task_under_retails_own_persona(

@@ -147,6 +147,26 @@ def test_content_is_exported_only_when_asked(mini: Suite, tmp_path: Path) -> Non
     assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {"order_id": "A"}
 
 
+def test_with_content_each_message_is_an_event_on_the_trial_span_at_its_time(
+    mini: Suite, tmp_path: Path
+) -> None:
+    run_id, results = finished_trials(mini, tmp_path)
+    cancel = next(r for r in results if r.task_id == "cancel")
+    for content in (False, True):
+        spans = exported(run_id, results, content=content)
+        root = next(s for s in spans if s.attributes.get("toolproof.task") == "cancel")
+        said = [e for e in root.events if e.name != "gen_ai.evaluation.result"]
+        if not content:
+            assert said == []
+            continue
+        messages = cancel.transcript.messages()
+        assert [(e.name, e.attributes["content"]) for e in said] == [
+            (f"gen_ai.{m.role}.message", m.content) for m in messages
+        ]
+        start = started_ns(cancel)
+        assert [e.timestamp for e in said] == [start + int(m.t * 1e9) for m in messages]
+
+
 class Receiver(BaseHTTPRequestHandler):
     """A minimal OTLP/HTTP collector: decodes each protobuf request it is sent."""
 

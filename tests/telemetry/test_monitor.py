@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import MINI_FILES, write_files
 from traced import BAD_SCRIPT, GOOD_SCRIPT, TracedRun, otlp, span, toolproof, traced_run
 
 from toolproof.metrics.monitor import Dimension, compare_dimension, worse_by_more_than
@@ -160,3 +161,85 @@ def test_traces_with_no_agent_span_are_exit_2_not_empty_conversations(
     result = runs.monitor(trace)
     assert result.returncode == 2
     assert f"{trace}: no agent, model or tool span" in result.stderr
+
+
+# A Python agent (no model calls, so no model spans) that asks before it cancels: only its
+# replies, in their place among its calls, show that it keeps confirm_before_write.
+CAREFUL_AGENT = """
+async def agent(conversation, tools):
+    if "Cancel" in conversation.latest:
+        await tools.call("get_order", {"order_id": "A"})
+        return "Order A is pending. Shall I cancel order A?"
+    if "Yes" in conversation.latest:
+        await tools.call("cancel_order", {"order_id": "A"})
+        return "Order A is cancelled."
+    order = await tools.call("get_order", {"order_id": "B"})
+    return f"Order B has {order['status']}."
+"""
+
+
+def python_agent_run(root: Path, *extra: str) -> TracedRun:
+    """The mini suite run twice per task by CAREFUL_AGENT, its spans in an OTLP-JSON file."""
+    suite = write_files(root / "mini", MINI_FILES)
+    agent = write_files(root, {"careful.py": CAREFUL_AGENT}) / "careful.py"
+    store, traces = root / "runs.db", root / "traces.jsonl"
+    result = toolproof(
+        "run", suite, "--agent", f"python:{agent}:agent", "--trials", "2", "--k", "1",
+        "--store", store, "--json", root / "summary.json", "--otel-file", traces, *extra,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    run_id = json.loads((root / "summary.json").read_text())["run_id"]
+    return TracedRun(root, suite, store, traces, run_id)
+
+
+@needs_sdk
+def test_the_replies_of_an_agent_without_model_spans_are_judged_in_production(
+    tmp_path: Path,
+) -> None:
+    run = python_agent_run(tmp_path / "content", "--otel-content")
+    out = tmp_path / "m.json"
+    result = toolproof(
+        "monitor", run.traces, "--baseline", run.run_id, "--store", run.store, "--json", out
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    policy = {d["name"]: d for d in json.loads(out.read_text())["dimensions"]}[
+        "policy_violation_rate"
+    ]
+    # every cancel was confirmed first, as the baseline's trials show
+    assert policy["baseline"] == policy["current"] == 0.0
+    assert policy["current_n"] == 4
+    assert json.loads(run.root.joinpath("summary.json").read_text())["counts"]["passed"] == 4
+
+    bare = python_agent_run(tmp_path / "bare")  # no content: nothing to judge the rules by
+    result = toolproof(
+        "monitor", bare.traces, "--baseline", run.run_id, "--store", run.store, "--json", out
+    )
+    policy = {d["name"]: d for d in json.loads(out.read_text())["dimensions"]}[
+        "policy_violation_rate"
+    ]
+    assert policy["current"] is None and policy["status"] == "not measured"
+
+
+@needs_sdk
+def test_replies_without_a_time_among_the_tool_calls_are_not_measured_not_zero(
+    runs: Sampled, tmp_path: Path
+) -> None:
+    """Another producer's agent span with its messages as attributes only: the replies
+    cannot be placed among the calls, so the rules cannot be judged."""
+    said = [{"role": "user", "parts": [{"type": "text", "content": "Cancel order A please"}]}]
+    replied = [{"role": "assistant", "parts": [{"type": "text", "content": "Done."}]}]
+    agent = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.conversation.id": "c1",
+        "gen_ai.input.messages": json.dumps(said),
+        "gen_ai.output.messages": json.dumps(replied),
+    }
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "cancel_order"}
+    trace = tmp_path / "agent-only.jsonl"
+    trace.write_text(otlp([span("r1", 1, agent, parent=""), span("s1", 2, tool)]) + "\n")
+    out = tmp_path / "m.json"
+    runs.monitor(trace, "--json", out)
+    policy = {d["name"]: d for d in json.loads(out.read_text())["dimensions"]}[
+        "policy_violation_rate"
+    ]
+    assert policy["current"] is None and policy["status"] == "not measured"

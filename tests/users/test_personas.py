@@ -85,6 +85,42 @@ def test_a_confusing_persona_marks_a_message_it_says(name: str) -> None:
         assert done.confusing in [done.user.opening, *(t.say for t in done.user.turns)]
 
 
+@pytest.mark.parametrize(
+    "use",
+    [
+        ["corrector", "impatient"],
+        ["corrector", "terse"],
+        ["ambiguous", "impatient"],
+        ["topic-switcher", "terse"],
+        ["terse", "contradictory"],
+        ["corrector", "topic-switcher"],
+    ],
+)
+def test_the_confusing_mark_holds_after_later_built_ins_and_the_suites_own_words(
+    use: list[str],
+) -> None:
+    own = PersonaSpec.model_validate(
+        {"use": use, "prefix": "Quick one.", "turns": [{"say": "Are you there?"}]}
+    )
+    persona = resolve_persona("mixed", {"mixed": own})
+    for seed in range(10):
+        done = perform(persona, CANCEL, random.Random(seed))
+        said = [done.user.opening, *(t.say for t in done.user.turns)]
+        assert done.confusing is not None and done.confusing in said, (use, seed, said)
+        if use[0] != "topic-switcher":  # the opening confuses, and is said before any aside
+            assert done.confusing == done.user.opening
+
+
+def test_a_persona_that_rewrites_nothing_is_plain() -> None:
+    assert resolve_persona("cooperative", {}).plain
+    assert not resolve_persona("terse", {}).plain
+    polite = PersonaSpec.model_validate({"use": ["cooperative"]})
+    worded = PersonaSpec.model_validate({"use": ["cooperative"], "prompt": "Be polite."})
+    declared = {"polite": polite, "worded": worded}
+    assert resolve_persona("polite", declared).plain
+    assert not resolve_persona("worded", declared).plain
+
+
 @pytest.mark.parametrize("name", ["cooperative", "terse", "impatient"])
 def test_a_messy_but_clear_persona_marks_nothing(name: str) -> None:
     assert perform(resolve_persona(name, {}), CANCEL, random.Random(1)).confusing is None

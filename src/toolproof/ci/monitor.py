@@ -14,6 +14,7 @@ from toolproof.graders.base import Evidence
 from toolproof.graders.policy import check_policy, violations
 from toolproof.metrics.monitor import Comparison, Dimension, compare_dimension
 from toolproof.metrics.recovery import is_loop, recovered_calls
+from toolproof.report.format import fixed
 from toolproof.spec.models import PolicyRuleSpec
 from toolproof.store.journal import Store
 from toolproof.suite.loaded import Suite
@@ -68,11 +69,13 @@ def measures(
     seconds: float,
 ) -> Measures:
     """One conversation's value on every dimension; None where it cannot be measured: no
-    policy rule (or no user messages to judge them by), no failed call to recover from, no
-    token counts."""
+    policy rule (or no user messages and agent replies in order to judge them by: a trace
+    without content, or whose replies have no place among its calls), no failed call to
+    recover from, no token counts."""
     failed = recovered_calls(transcript)
     usage = transcript.usage()
-    judged = policy is not None and bool(transcript.messages("user"))
+    said = transcript.messages("user") and transcript.messages("assistant")
+    judged = policy is not None and bool(said)
     return {
         "policy_violation_rate": float(policy.violated(transcript)) if judged and policy else None,
         "loop_rate": float(is_loop(transcript)),
@@ -199,7 +202,7 @@ def markdown(report: MonitorReport) -> str:
     """The report for an alert or a pull request: one row per dimension."""
 
     def shown(value: float | None) -> str:
-        return "not measured" if value is None else f"{value:.3f}"
+        return "not measured" if value is None else fixed(value)
 
     verdict = (
         f"**regressed**: {', '.join(c.dimension for c in report.regressed)}"

@@ -1,6 +1,6 @@
 """Every command, registered on one Typer app in the order `toolproof --help` lists them.
 
-One module per group of commands (`suite`: validate, run, regrade, schema; `results`: show,
+One module per group of commands (`suite`: init, validate, run, regrade, schema; `results`: show,
 runs, report, view, import; `ci`: gate, compare, verify; `telemetry`: import trace,
 monitor; `serve`: serve-tools; `labels`: label, agreement), options
 declared once in `options`, printing in `output`.
@@ -17,7 +17,7 @@ from toolproof.cli.ci import compare, gate, verify
 from toolproof.cli.labels import agreement_command, label
 from toolproof.cli.results import import_app, report, runs, show, view
 from toolproof.cli.serve import serve_tools
-from toolproof.cli.suite import regrade, run, schema, validate
+from toolproof.cli.suite import init, regrade, run, schema, validate
 from toolproof.cli.telemetry import monitor
 
 app = typer.Typer(
@@ -37,7 +37,7 @@ def version() -> None:
     print(__version__)
 
 
-COMMANDS: list[Callable[..., None]] = [validate, run, regrade, show, runs, schema]
+COMMANDS: list[Callable[..., None]] = [init, validate, run, regrade, show, runs, schema]
 MORE: list[Callable[..., None]] = [gate, compare, verify, monitor, report, view, version]
 """The commands in the order `toolproof --help` lists them (import and serve-tools between)."""
 

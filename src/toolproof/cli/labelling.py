@@ -16,6 +16,7 @@ from toolproof.cli.output import console
 from toolproof.errors import Problem, SuiteError, UsageError
 from toolproof.graders.rubric import render_transcript
 from toolproof.metrics.agreement import Item, agreement
+from toolproof.report.format import fixed
 from toolproof.results import TrialResult
 from toolproof.store.journal import Store
 from toolproof.store.labels import Label, TrialKey, run_labels, save_labels, trial_items, trial_key
@@ -219,9 +220,47 @@ def agreement_found(journal: Store, run_id: str, seed: int) -> dict[str, Any]:
 def show_agreement(found: dict[str, Any]) -> None:
     """Print the agreement table and what it could not measure."""
     console.print(agreement_table(found))
-    for who, part in _rows(found, "people", "people on {}"):
+    for line in not_measured(found):
+        console.print(f"[yellow]not measured:[/] {escape(line)}", highlight=False)
+
+
+SHORT = {
+    "cohen_kappa": "kappa",
+    "krippendorff_alpha": "alpha",
+    "true_positive_rate": "TPR",
+    "false_positive_rate": "FPR",
+}
+"""The statistics by their column names."""
+
+
+def not_measured(found: dict[str, Any]) -> list[str]:
+    """What the labels cannot support, compactly: one line per reason and set of statistics,
+    naming every row it holds for; with no item labelled by two people, one line for people
+    with each other (their rows are left out of the table)."""
+    held: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for who, part in _rows(found):
+        by_reason: dict[str, list[str]] = {}
         for metric, why in part["not_measured"].items():
-            console.print(f"[yellow]not measured:[/] {escape(who)} {metric}: {escape(why)}")
+            name = metric.removesuffix("_interval")
+            shown = SHORT[name] + (" interval" if name != metric else "")
+            by_reason.setdefault(why, []).append(shown)
+        for why, metrics in by_reason.items():
+            held.setdefault((why, tuple(metrics)), []).append(who)
+    lines = [f"{_listed(who)}: {_listed(list(m))} ({why})" for (why, m), who in held.items()]
+    if not _people_paired(found):
+        lines.append(
+            "people with each other: no item was labelled by two people; a second person's "
+            "labels on the same trials measure it"
+        )
+    return lines
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _people_paired(found: dict[str, Any]) -> bool:
+    return bool(found["humans"]["pairs"])
 
 
 def agreement_table(found: dict[str, Any]) -> Table:
@@ -232,7 +271,7 @@ def agreement_table(found: dict[str, Any]) -> Table:
     )
     for column in ("grader", "items", "pairs", "kappa", "alpha", "TPR", "FPR"):
         table.add_column(column, justify="left" if column == "grader" else "right")
-    for name, part in _rows(found, "people with each other", "people on {}"):
+    for name, part in _rows(found):
         table.add_row(
             escape(name),
             str(part["items"]),
@@ -245,18 +284,18 @@ def agreement_table(found: dict[str, Any]) -> Table:
     return table
 
 
-def _rows(found: dict[str, Any], pooled: str, criterion: str) -> list[tuple[str, Any]]:
-    """Each grader's part, then people's with each other: pooled over the criteria, then per
-    criterion (named by `criterion`, a format with one slot)."""
-    return [
-        *found["graders"].items(),
-        (pooled, found["humans"]),
-        *((criterion.format(name), part) for name, part in found["humans_by_criterion"].items()),
+def _rows(found: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Each grader's part, then people's with each other (pooled over the criteria, then per
+    criterion) when some item was labelled by two people."""
+    people = [
+        ("people with each other", found["humans"]),
+        *((f"people on {name}", part) for name, part in found["humans_by_criterion"].items()),
     ]
+    return [*found["graders"].items(), *(people if _people_paired(found) else [])]
 
 
 def _number(value: Any) -> str:
-    return "–" if value is None else f"{value:.3f}"
+    return "–" if value is None else fixed(value)
 
 
 def _with_interval(part: dict[str, Any], name: str) -> str:
@@ -265,5 +304,5 @@ def _with_interval(part: dict[str, Any], name: str) -> str:
     interval = part.get(f"{name}_interval")
     shown = _number(part[name])
     if interval is not None:
-        shown += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+        shown += f" [{fixed(interval[0], 2)}, {fixed(interval[1], 2)}]"
     return escape(shown)

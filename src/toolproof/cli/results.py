@@ -20,9 +20,11 @@ from toolproof.cli.options import (
 )
 from toolproof.cli.output import console, errors, finish, with_threshold_ks, writable
 from toolproof.cli.telemetry import import_trace
+from toolproof.errors import UsageError
 from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
+from toolproof.report.json import write_json
 from toolproof.store.journal import Store
-from toolproof.store.queries import list_runs, open_existing, stored_summary
+from toolproof.store.queries import list_runs, open_existing, pick_trial, stored_summary
 
 import_app = typer.Typer(
     help="Import another harness's results as a run, or its tasks as a suite.",
@@ -35,13 +37,42 @@ def show(
     run_id: Annotated[str, typer.Argument(help=RUN_HELP)],
     store: StoreOpt = None,
     k: KOpt = None,
-    json_path: JsonOpt = None,
+    json_path: Annotated[
+        Path | None,
+        typer.Option("--json", help="Write the summary (with --task: the trial's record) here."),
+    ] = None,
     fail_under: FailUnderOpt = None,
     infra_errors: Annotated[str | None, typer.Option("--infra-errors")] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="Print one trial of this task, turn by turn.")
+    ] = None,
+    trial: Annotated[
+        int | None,
+        typer.Option("--trial", help="With --task: the trial [the first that did not pass]."),
+    ] = None,
+    variant: Annotated[
+        str | None,
+        typer.Option("--variant", help="With --task: the variant, e.g. faults:production [clean]."),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="With --task: the model [the run's first].")
+    ] = None,
 ) -> None:
-    """Print a stored run's summary (optionally at other k or another infra policy)."""
+    """Print a stored run's summary (optionally at other k or another infra policy), or with
+    --task one trial's transcript, tool calls and verdicts."""
     writable(json_path, "--json")
     journal = open_existing(store)
+    options = {"--trial": trial, "--variant": variant, "--model": model}
+    for_trial = [flag for flag, value in options.items() if value is not None]
+    if task is None and for_trial:
+        raise UsageError(f"{for_trial[0]} needs --task ID: it picks a trial of one task")
+    if task is not None:
+        for_summary = {"--k": k, "--fail-under": fail_under, "--infra-errors": infra_errors}
+        given = [flag for flag, value in for_summary.items() if value]
+        if given:
+            raise UsageError(f"{given[0]} is for the run's summary; --task shows one trial")
+        show_trial(journal, journal.resolve(run_id), task, trial, variant, model, json_path)
+        return
     summary = stored_summary(
         journal,
         journal.resolve(run_id),
@@ -49,6 +80,28 @@ def show(
         parse_infra(infra_errors) if infra_errors else None,
     )
     finish(summary, json_path, fail_under)
+
+
+def show_trial(
+    journal: Store,
+    run_id: str,
+    task: str,
+    trial: int | None,
+    variant: str | None,
+    model: str | None,
+    json_path: Path | None,
+) -> None:
+    """`show --task`: the trial in the terminal, or its whole record as JSON."""
+    from toolproof.report.trial import trial_view
+
+    picked = pick_trial(journal, run_id, task, trial, variant, model)
+    if json_path is not None:
+        write_json(picked.result.model_dump(mode="json"), json_path)
+        console.print(f"wrote {json_path}")
+        return
+    for part in trial_view(run_id, picked):
+        console.print(part, highlight=False)
+        console.print()
 
 
 def runs(store: StoreOpt = None, limit: int = 20) -> None:

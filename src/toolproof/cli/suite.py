@@ -1,4 +1,4 @@
-"""The suite commands: `validate`, `run`, `regrade`, `schema`."""
+"""The suite commands: `init`, `validate`, `run`, `regrade`, `schema`."""
 
 from __future__ import annotations
 
@@ -43,6 +43,24 @@ from toolproof.store.queries import open_existing, stored_summary
 
 if TYPE_CHECKING:
     from toolproof.results import TrialResult
+
+
+def init(
+    folder: Annotated[Path, typer.Argument(help="The new suite's folder (new or empty).")],
+    name: Annotated[str | None, typer.Option(help="The suite's name [the folder's].")] = None,
+) -> None:
+    """Start a suite: a policy, a read tool, a write tool that needs the customer's yes, two
+    tasks and a README, sound as written (`toolproof validate` passes it)."""
+    from toolproof.suite.scaffold import write_scaffold
+
+    written = write_scaffold(folder, name)
+    console.print(f"wrote a suite in {folder}:", highlight=False)
+    for path in written:
+        console.print(f"  {path.relative_to(folder)}", highlight=False)
+    console.print(
+        f"next: toolproof validate {folder}, then toolproof run {folder} --agent oracle",
+        highlight=False,
+    )
 
 
 def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt = None) -> None:
@@ -127,6 +145,13 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt
         + (survivable if conditions else "")
         + (f"[/] [yellow](by code alone: {unjudged} rubric(s) not judged)" if unjudged else "")
     )
+
+
+EMBEDDED = (
+    "loading the embedded model {name} on this machine's CPU: the first trials take the "
+    "longest, while it reads each task's prompt"
+)
+"""Said before an embedded model's first turn, which is otherwise a silent wait."""
 
 
 def run(
@@ -291,6 +316,10 @@ def run(
     def started(start: RunStart) -> None:
         verb = "resuming" if start.resumed else "run"
         console.print(f"{verb} [bold]{start.run_id}[/]: {start.done} of {start.total} trials done")
+        if start.done < start.total:
+            for name in journal.run(start.run_id).config.models:
+                if name.startswith("local/"):
+                    console.print(EMBEDDED.format(name=name), highlight=False)
         progress.start(start.total, start.done, start.counts)
         if export is not None:
             export.run_id = start.run_id

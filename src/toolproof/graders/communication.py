@@ -65,8 +65,8 @@ def record(transcript: Transcript) -> Record:
 
 
 def fielded(data: Any, key: str) -> Iterator[tuple[str, str]]:
-    """Every text and number in a JSON value, with the key it is under (keys are names, not
-    data; a value in a list is under the list's key)."""
+    """Every text, number and boolean in a JSON value, with the key it is under (keys are
+    names, not data; a value in a list is under the list's key)."""
     if isinstance(data, dict):
         for name, item in data.items():
             yield from fielded(item, str(name))
@@ -75,12 +75,15 @@ def fielded(data: Any, key: str) -> Iterator[tuple[str, str]]:
             yield from fielded(item, key)
     elif isinstance(data, str):
         yield key, data
-    elif isinstance(data, int | float) and not isinstance(data, bool):
+    elif isinstance(data, bool):
+        yield key, "true" if data else "false"
+    elif isinstance(data, int | float):
         yield key, str(data)
 
 
 def _values(data: Any) -> list[str]:
-    """Every text and number in a JSON value (keys are names, not data)."""
+    """Every text, number and boolean in a JSON value, as JSON writes it (`false`, `12.5`),
+    so that a `found_as` form can name one (keys are names, not data)."""
     return [value for _, value in fielded(data, "")]
 
 

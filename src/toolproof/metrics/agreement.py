@@ -151,7 +151,8 @@ def grader_agreement(items: Sequence[Item], *, seed: int = 0) -> dict[str, Any]:
     out: dict[str, Any] = {"items": len(units), "pairs": pairs, "not_measured": {}}
     names = ("cohen_kappa", "krippendorff_alpha", "true_positive_rate", "false_positive_rate")
     if pairs < MIN_PAIRS:
-        return _few(out, names, f"only {pairs} labelled pairs; at least {MIN_PAIRS} needed")
+        shown = f"{pairs} labelled pair" + ("" if pairs == 1 else "s")
+        return _few(out, names, f"only {shown}; at least {MIN_PAIRS} needed")
     same = "the grader and the people gave one same answer throughout"
     _measure("cohen_kappa", cohen_kappa, by_task, out, same, seed)
     out["krippendorff_alpha"] = krippendorff_alpha(units)

@@ -31,7 +31,7 @@ from toolproof.metrics.load import load_level_stats
 from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
 from toolproof.metrics.personas import personas_summary, variant_part
 from toolproof.metrics.policy import policy_summary
-from toolproof.metrics.score import reliability_score
+from toolproof.metrics.score import reliability_score, score_notes
 from toolproof.metrics.stats import bootstrap_means
 from toolproof.records import InfraPolicy, RunRecord
 
@@ -309,7 +309,9 @@ def summarize_model(
     }
     weights = config.get("weights") or DEFAULT_WEIGHTS
     out["reliability"] = {"k": k, **reliability_score(components, weights)}
-    out["reliability"]["notes"] = score_notes(out["reliability"], why_not)
+    out["reliability"]["notes"] = score_notes(
+        out["reliability"], why_not, list(by_variant), config.get("conditions")
+    )
     measured = out["reliability"]["weights_used"]
     intervals = condition_intervals(
         counts,
@@ -383,24 +385,6 @@ def _score_pass_k(
     if fewest < k:
         return None, f"pass^{k} needs {k} trials of every task; the fewest here is {fewest}"
     return {t.task_id: per_task(t, k)[f"pass^{k}"] for t in tasks}, ""
-
-
-def score_notes(reliability: Mapping[str, Any], why_not: str = "") -> list[str]:
-    """What a reader of the score must know: what it was not built from, and why."""
-    notes = []
-    missing = reliability["missing"]
-    if why_not and "pass^k" in missing:
-        notes.append(f"pass^k is missing: {why_not}")
-    measured = list(reliability["weights_used"])
-    if reliability["reliability_score"] is not None and missing:
-        if len(measured) == 1:
-            notes.append(
-                f"built from {measured[0]} alone ({', '.join(missing)} not measured): "
-                "run with --profile full for the whole score"
-            )
-        else:
-            notes.append(f"not measured, weights renormalised over the rest: {', '.join(missing)}")
-    return notes
 
 
 DEFAULT_WEIGHTS = {

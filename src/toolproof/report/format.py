@@ -10,7 +10,17 @@ def fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:
     """A number for tables; '-' when not measured."""
     if value is None:
         return "-"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    return fixed(value, digits, signed)
+
+
+def fixed(value: float, digits: int = 3, signed: bool = False) -> str:
+    """`value` with `digits` decimals, never `-0.000`: a value that rounds to zero (a
+    negative zero, or a float's last bit of error such as -1.8e-16) is shown as zero, since
+    its sign says nothing."""
+    shown = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    if float(shown) == 0:
+        return f"{0.0:+.{digits}f}" if signed else f"{0.0:.{digits}f}"
+    return shown
 
 
 def fmt_p(p: float | None) -> str:

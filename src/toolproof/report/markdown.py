@@ -16,7 +16,7 @@ from toolproof import __version__
 from toolproof.ci.gate import Condition, GateResult
 from toolproof.metrics.comparison import PairComparison
 from toolproof.metrics.summary import RunSummary, conversation_metrics, model_metrics
-from toolproof.report.format import fmt, fmt_p, score_parts
+from toolproof.report.format import fixed, fmt, fmt_p, score_parts
 from toolproof.report.json import write_text
 
 CONDITION_METRICS = (
@@ -167,7 +167,7 @@ def _metrics(result: GateResult) -> list[str]:
                 continue
             shown = fmt(metrics[name], 4)
             if interval := entry.ci.get(name):
-                shown += f" [{interval[0]:.4f}, {interval[1]:.4f}]"
+                shown += f" [{fixed(interval[0], 4)}, {fixed(interval[1], 4)}]"
             if name == "reliability_score":
                 shown += score_parts(entry.reliability)
             row = [f"`{name}`", shown, limits.get(name, "")]

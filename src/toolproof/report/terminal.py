@@ -19,7 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from toolproof.metrics.summary import ModelSummary, RunSummary
-from toolproof.report.format import score_parts
+from toolproof.report.format import fixed, score_parts
 
 if TYPE_CHECKING:
     from toolproof.ci.gate import GateResult
@@ -30,7 +30,9 @@ class RunProgress:
     """Progress while a run goes. On a terminal, a live bar: trials done of total, passed,
     failed, infra errors, ETA. Elsewhere (a CI log, a pipe) a bar is drawn only when it
     stops, so a line is printed instead for each finished trial, at most one per `every`
-    seconds (and always for the last), saying what finished and the counts so far."""
+    seconds (and always for the last), saying what finished and the counts so far; a line
+    after a pause counts every trial since the line before (`3–5/20`), so no number is
+    skipped."""
 
     def __init__(self, console: Console, every: float = 2.0) -> None:
         self.console = console
@@ -38,6 +40,7 @@ class RunProgress:
         self.counts = {"passed": 0, "failed": 0, "infra_error": 0}
         self.total = 0
         self.done = 0
+        self.shown = 0  # the trials counted by the lines printed so far
         self.started = time.monotonic()
         self.printed = -every
         self.live = console.is_terminal
@@ -59,7 +62,7 @@ class RunProgress:
     def start(self, total: int, done: int, counts: Mapping[str, int] | None = None) -> None:
         """`counts`: the outcomes of the `done` trials (a resumed run), so the bar's passed,
         failed and infra counts agree with the summary printed at the end."""
-        self.total, self.done = total, done
+        self.total, self.done, self.shown = total, done, done
         for outcome, count in (counts or {}).items():
             self.counts[outcome] = self.counts.get(outcome, 0) + count
         self.started = time.monotonic()
@@ -90,10 +93,12 @@ class RunProgress:
         if now - self.printed >= self.every or self.done >= self.total:
             self.printed = now
             self.console.print(self.line(result, now - self.started), markup=False, highlight=False)
+            self.shown = self.done
 
     def line(self, result: TrialResult, elapsed: float) -> str:
         """`[0:01:23] 3/6 trials: 1 passed, 2 failed, 0 infra errors; last: TASK #1 failed:
-        REASON` (the reason on one line, cut at 80 characters)."""
+        REASON` (the reason on one line, cut at 80 characters); `2–3/6` when trial 2 finished
+        since the line before without a line of its own."""
         minutes, seconds = divmod(int(elapsed), 60)
         outcome = result.outcome.replace("_", " ")
         if result.reason and result.outcome != "passed":
@@ -101,8 +106,10 @@ class RunProgress:
             reason = reason if len(reason) <= 80 else reason[:79] + "…"
             outcome += f": {reason}"
         who = f" ({result.model})" if result.model else ""
+        first = self.shown + 1
+        done = f"{first}–{self.done}" if first < self.done else str(self.done)
         return (
-            f"[{minutes // 60}:{minutes % 60:02d}:{seconds:02d}] {self.done}/{self.total} "
+            f"[{minutes // 60}:{minutes % 60:02d}:{seconds:02d}] {done}/{self.total} "
             f"trials: {self.counts['passed']} passed, {self.counts['failed']} failed, "
             f"{self.counts['infra_error']} infra errors; last: {result.task_id} "
             f"#{result.trial}{who} {outcome}"
@@ -117,13 +124,13 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        return f"{value:.3f}"
+        return fixed(value)
     return str(value)
 
 
 def _ci(interval: Any) -> str:
     """A 95% interval as `[low, high]`; empty when there is none."""
-    return "" if not interval else f"[{interval[0]:.3f}, {interval[1]:.3f}]"
+    return "" if not interval else f"[{fixed(interval[0])}, {fixed(interval[1])}]"
 
 
 def _with_ci(value: Any, interval: Any) -> str:
@@ -187,6 +194,7 @@ def summary_tables(summary: RunSummary) -> list[Table]:
         "passed",
         "infra",
         "pass@1",
+        f"pass@{k}",
         f"pass^{k}",
         f"tax@{k}",
         "score",
@@ -204,6 +212,7 @@ def summary_tables(summary: RunSummary) -> list[Table]:
             f"{c.passed}/{c.total}",
             str(c.infra_error),
             _fmt(m.get("pass@1")),
+            _fmt(m.get(f"pass@{k}")),
             _fmt(m.get(f"pass^{k}")),
             _fmt(m.get(f"reliability_tax@{k}")),
             _fmt(m.get("reliability_score")) + score_parts(entry.reliability),
@@ -215,6 +224,7 @@ def summary_tables(summary: RunSummary) -> list[Table]:
         )
     if not summary.models:
         return [models]
+    models.caption, models.caption_justify = reliability_gap(summary.models, k), "left"
     attribution = [t for t in (_policy(summary.models), _blame(summary.models)) if t is not None]
     conditions = [t for entry in summary.models for t in _conditions(entry)]
     if conditions:
@@ -223,6 +233,26 @@ def summary_tables(summary: RunSummary) -> list[Table]:
     if len(summary.models) > 1:
         return [models, *attribution, *conditions, _tasks_by_model(summary.models, k)]
     return [models, *attribution, *conditions, *_detail(summary.models[0], k)]
+
+
+def reliability_gap(models: list[ModelSummary], k: int) -> str | None:
+    """One line under the models' table on what the gap between pass@k and pass^k means,
+    with the numbers when there is one model; None at k = 1 (no gap to read)."""
+    if k == 1:
+        return None
+    m = models[0].metrics
+    values = [m.get(name) for name in ("pass@1", f"pass@{k}", f"pass^{k}", f"reliability_tax@{k}")]
+    if len(models) > 1 or any(v is None for v in values):
+        return (
+            f"pass@{k}: the chance a task passes at least once in {k} tries; pass^{k}: all {k} "
+            f"times. The gap is success that does not repeat (tax@{k} = pass@1 − pass^{k})."
+        )
+    once, anyof, every, tax = (_fmt(v) for v in values)
+    return (
+        f"The chance a task passes at least once in {k} tries (pass@{k} {anyof}) against all {k} "
+        f"times (pass^{k} {every}): the gap is success that does not repeat, and one try's "
+        f"pass@1 {once} overstates pass^{k} by {tax} (tax@{k})."
+    )
 
 
 def conversation_tables(entry: ModelSummary, k: int) -> list[Table]:
@@ -408,7 +438,7 @@ def _detail(summary: ModelSummary, k: int) -> list[Table]:
     for name, value in summary.metrics.items():
         if name.startswith(("pass", "reliability_tax")) or name == "reliability_score":
             ci = summary.ci.get(name)
-            head.add_row(name, _fmt(value), f"{ci[0]:.3f} – {ci[1]:.3f}" if ci else "")
+            head.add_row(name, _fmt(value), f"{fixed(ci[0])} – {fixed(ci[1])}" if ci else "")
     tables = [head]
     groups = _condition_columns(summary.conditions)
     if summary.tiers:

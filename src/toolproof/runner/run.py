@@ -6,8 +6,9 @@ import asyncio
 import gc
 import hashlib
 import json
+import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +33,7 @@ from toolproof.store.journal import NewRun, Store
 from toolproof.store.queries import stored_summary
 from toolproof.store.writer import TrialWriter
 from toolproof.suite.loaded import Suite
+from toolproof.users.personas import resolve_persona
 from toolproof.users.scripted import UserFactory
 
 
@@ -99,8 +101,6 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
             f"k={too_big[0]} needs at least {too_big[0]} trials per task, but --trials is {trials}"
         )
     if too_big:
-        import sys
-
         ks = [k for k in ks if k <= trials] or [1]
         print(
             f"note: {trials} trials per task are too few for the suite's default k="
@@ -109,6 +109,10 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
         )
     if request.max_cost is not None and request.max_cost <= 0:
         raise UsageError("--max-cost must be a positive amount of USD")
+    max_steps = request.max_steps or defaults.max_steps
+    beyond = checkpoints_beyond(request, max_steps)
+    if beyond:
+        print(f"note: {beyond}", file=sys.stderr)
     tasks = suite.select(request.tasks)
     judge_model = judge_name(suite, request.judge_model, tasks)
     return RunConfig(
@@ -119,16 +123,33 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
         user_model=request.user_model,
         **({"judge_model": judge_model} if judge_model else {}),
         variants=variant_keys(suite, request),
-        score=suite.file.score.model_dump(),
+        score=score_settings(suite),
         time_scale=request.time_scale,
         trials=trials,
         k=ks,
         seed=defaults.seed if request.seed is None else request.seed,
-        max_steps=request.max_steps or defaults.max_steps,
+        max_steps=max_steps,
         concurrency=request.concurrency or defaults.concurrency,
         infra_errors=request.infra_errors,
         tasks=[t.id for t in tasks],
         suite_path=request.suite_path or str(suite.root),
+    )
+
+
+def checkpoints_beyond(request: RunRequest, max_steps: int) -> str | None:
+    """Why the longest checkpoints cannot be reached, when an agent's turns count against
+    max_steps (a model, a script, an HTTP agent): each user message takes at least one turn,
+    so a conversation of more user messages than max_steps is cut before it gets there."""
+    over = [n for n in sorted(set(request.checkpoints)) if n > max_steps]
+    agent = request.agent or ""
+    counted = bool(request.models) or agent.startswith(("scripted:", "http://", "https://"))
+    if not over or not counted:
+        return None
+    return (
+        f"--checkpoints {','.join(map(str, over))}: a conversation of {over[0]} user turns "
+        f"needs at least {over[0]} agent turns, more than max_steps ({max_steps}) allows, so "
+        f"its trials are cut at max_steps; give --max-steps {max(over)} or more (each tool "
+        "call takes a turn too)"
     )
 
 
@@ -142,11 +163,14 @@ def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
     if request.profile == "full":
         if request.faults or request.drift or request.load or request.personas:
             raise UsageError("--profile full chooses faults, drift, load and personas itself")
+        lacking = lacking_conditions(suite)
+        if lacking:
+            print(f"note: --profile full: {lacking}", file=sys.stderr)
         bases = full_profile(suite)
     else:
         levels: list[int | None] = list(request.load) or [None]
         bases = [Variant(request.faults, request.drift, level) for level in levels]
-    personas = list(dict.fromkeys(request.personas))
+    personas = rewriting(suite, request.personas)
     turns = sorted(set(request.checkpoints))
     # personas and checkpoints vary the plain conditions: each load level, or the clean trials
     extended = [Variant()] if request.profile == "full" else bases
@@ -159,18 +183,48 @@ def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
     return keys
 
 
+def rewriting(suite: Suite, names: list[str]) -> list[str]:
+    """The named personas, once each, but those that play every task as written
+    (`cooperative`): the plain variant already runs exactly that, so such a persona gets a
+    note rather than the same trials a second time."""
+    kept = []
+    for name in dict.fromkeys(names):
+        if not resolve_persona(name, suite.file.personas).plain:
+            kept.append(name)
+            continue
+        print(
+            f"note: persona {name} plays every task as written, as the plain trials do: "
+            "their numbers are its numbers, so it is not run a second time",
+            file=sys.stderr,
+        )
+    return kept
+
+
 def profile_personas(suite: Suite) -> list[str]:
     """The personas `--profile full` runs: the suite's own, or every confusing or messy
     built-in when it declares none (`cooperative` is the plain variant already)."""
-    return list(suite.file.personas) or [p for p in BUILTIN_PERSONAS if p != "cooperative"]
+    if suite.file.personas:
+        return rewriting(suite, list(suite.file.personas))
+    return [p for p in BUILTIN_PERSONAS if p != "cooperative"]
 
 
 def full_profile(suite: Suite) -> list[Variant]:
-    """What the Reliability Score needs: clean trials, the fault profile, every drift variant
-    and the peak load level, each as the suite defines them (absent ones are skipped); and
-    the clean trials as each of the suite's personas plays the user (profile_personas)."""
+    """What the Reliability Score needs: clean trials and its conditions
+    (`score_conditions`); and the clean trials as each of the suite's personas plays the
+    user (profile_personas)."""
+    return [
+        Variant(),
+        *score_conditions(suite),
+        *(Variant(persona=name) for name in profile_personas(suite)),
+    ]
+
+
+def score_conditions(suite: Suite) -> list[Variant]:
+    """The conditions the Reliability Score's parts other than pass^k are measured under:
+    the fault profile, every drift variant and the peak load level, each as the suite
+    defines them (absent ones are skipped)."""
     spec, score = suite.file, suite.file.score
-    variants = [Variant()]
+    variants = []
     profile = score.faults or next(iter(spec.faults.profiles), None)
     if profile:
         variants.append(Variant(faults=profile))
@@ -178,8 +232,47 @@ def full_profile(suite: Suite) -> list[Variant]:
     if spec.load:
         peak = score.load or spec.load.peak or max(spec.load.levels)
         variants.append(Variant(load=peak))
-    variants.extend(Variant(persona=name) for name in profile_personas(suite))
     return variants
+
+
+SCORE_SECTIONS = (
+    ("faults", "fault profile", "recovery_rate"),
+    ("drift", "drift variant", "drift_robustness"),
+    ("load", "load levels", "completion_under_load"),
+)
+"""Each condition the score needs: its suite.yaml section, what the suite declares in it, and
+the part of the score it measures."""
+
+
+def lacking_conditions(suite: Suite) -> str | None:
+    """What `--profile full` cannot run on this suite and what to add for it, in a sentence;
+    None when the suite declares every condition the score needs."""
+    declared = score_conditions(suite)
+    lacking = [entry for entry in SCORE_SECTIONS if not any(getattr(v, entry[0]) for v in declared)]
+    if not lacking:
+        return None
+    sections, nouns, parts = zip(*lacking, strict=True)
+    only = " (the run has clean trials and personas only)" if not declared else ""
+    return (
+        f"suite '{suite.name}' declares no {listed(nouns, 'or')}, so {listed(parts, 'and')} "
+        f"cannot be measured{only}; add {listed([f'`{s}:`' for s in sections], 'and')} to "
+        "suite.yaml to measure " + ("it" if len(lacking) == 1 else "them") + " (docs/conditions.md)"
+    )
+
+
+def listed(items: Sequence[str], last: str) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def score_settings(suite: Suite) -> dict[str, Any]:
+    """The Reliability Score's settings a run stores: the suite's `score:` section, and the
+    variants its parts are measured under on this suite (`conditions`; empty when the suite
+    declares none), so that a summary suggests `--profile full` only where it adds a part."""
+    return {
+        **suite.file.score.model_dump(),
+        "conditions": [v.key for v in score_conditions(suite)],
+    }
 
 
 def restored_secrets(stored: dict[str, Any], given: dict[str, Any], run_id: str) -> dict[str, Any]:

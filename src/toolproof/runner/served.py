@@ -49,7 +49,7 @@ from toolproof.results import TrialResult
 from toolproof.runner.gold import GoldReplay
 from toolproof.runner.judging import JudgeModel, judge_name, resolve_judge
 from toolproof.runner.plan import TrialSpec, derive_seed
-from toolproof.runner.run import fingerprint, gold_replays, task_rows
+from toolproof.runner.run import fingerprint, gold_replays, score_settings, task_rows
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.source import Task
@@ -493,7 +493,7 @@ def served_config(
         user_model=None,
         **({"judge_model": judge_model} if judge_model else {}),
         variants=[variant],
-        score=suite.file.score.model_dump(),
+        score=score_settings(suite),
         time_scale=time_scale,
         trials=trials,
         k=sorted({k for k in defaults.k if k <= trials}) or [1],

@@ -362,6 +362,23 @@ class Store:
             for row_id, data in conn.execution_options(yield_per=200).execute(query):
                 yield row_id, TrialResult.model_validate(data)
 
+    def trial(
+        self, run_id: str, variant: str, model: str, task_id: str, trial: int
+    ) -> TrialResult | None:
+        """One trial's full result; None when the run has no such trial."""
+        from toolproof.results import TrialResult
+
+        query = select(trials.c.result).where(
+            trials.c.run_id == run_id,
+            trials.c.variant == variant,
+            trials.c.model == model,
+            trials.c.task_id == task_id,
+            trials.c.trial == trial,
+        )
+        with self.engine.connect() as conn:
+            data = conn.execute(query).scalar_one_or_none()
+        return None if data is None else TrialResult.model_validate(data)
+
     def replace(self, row_id: int, result: TrialResult) -> None:
         """Overwrite a trial's verdicts and outcome (after re-grading)."""
         self.check_sound()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine, func, inspect, select
 from sqlalchemy.engine import make_url
@@ -17,6 +18,9 @@ from toolproof.metrics.breakdown import TaskMeta
 from toolproof.metrics.summary import InfraPolicy, RunSummary, run_summary
 from toolproof.store.journal import Store, failure, store_url
 from toolproof.store.schema import run_tasks, runs, trials
+
+if TYPE_CHECKING:
+    from toolproof.results import TrialResult
 
 
 @contextmanager
@@ -108,3 +112,80 @@ def list_runs(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
         row["models"] = list(row["config"].get("models") or []) or [row["agent"]]
         row["conditions"] = [v or "clean" for v in row["config"].get("variants") or [""]]
     return rows
+
+
+@dataclass(frozen=True)
+class PickedTrial:
+    """One stored trial picked for `show --task`, and what else the run holds of its task
+    (the header tells a reader which trial this is and how to see another)."""
+
+    result: TrialResult
+    trials: list[int]
+    """The trial numbers of its task, variant and model."""
+    first_failure: bool
+    """No trial was asked for and this is the first that did not pass."""
+    variants: list[str]
+    models: list[str]
+
+
+def pick_trial(
+    store: Store,
+    run_id: str,
+    task_id: str,
+    trial: int | None = None,
+    variant: str | None = None,
+    model: str | None = None,
+) -> PickedTrial:
+    """A trial of a task: the one asked for, else the first that did not pass, else the
+    first; of the plain variant and the run's first model unless told. Anything the run does
+    not hold is a usage error naming what it does hold."""
+    rows = [r for r in store.outcomes(run_id) if r["task_id"] == task_id]
+    if not rows:
+        tasks = sorted({r["task_id"] for r in store.outcomes(run_id)})
+        shown = ", ".join(tasks[:8]) + (f" and {len(tasks) - 8} more" if len(tasks) > 8 else "")
+        raise UsageError(f"--task {task_id}: run {run_id} has no such task (tasks: {shown})")
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    chosen_variant = _one_of("--variant", variant_key(variant), variants, run_id)
+    chosen_model = _one_of("--model", model, models, run_id)
+    mine = [r for r in rows if (r["variant"], r["model"]) == (chosen_variant, chosen_model)]
+    numbers = sorted(r["trial"] for r in mine)
+    if trial is None:
+        failed = [r["trial"] for r in mine if r["outcome"] != "passed"]
+        number = min(failed) if failed else numbers[0]
+    elif trial in numbers:
+        number = trial
+    else:
+        raise UsageError(
+            f"--trial {trial}: task {task_id} has trials {_span(numbers)} in run {run_id}"
+        )
+    result = store.trial(run_id, chosen_variant, chosen_model, task_id, number)
+    assert result is not None  # its light row was just read
+    return PickedTrial(
+        result=result,
+        trials=numbers,
+        first_failure=trial is None and result.outcome != "passed",
+        variants=variants,
+        models=models,
+    )
+
+
+def variant_key(name: str | None) -> str | None:
+    """--variant as stored: `clean` is the plain variant's empty key."""
+    return "" if name == "clean" else name
+
+
+def _one_of(flag: str, wanted: str | None, held: list[str], run_id: str) -> str:
+    if wanted is None:
+        return "" if "" in held else held[0]
+    if wanted in held:
+        return wanted
+    names = ", ".join(name or ("clean" if flag == "--variant" else "(none)") for name in held)
+    raise UsageError(f"{flag} {wanted or 'clean'}: run {run_id} has {names} for this task")
+
+
+def _span(numbers: list[int]) -> str:
+    """`0 to 4`, or the numbers themselves when some are missing (an unfinished run)."""
+    if numbers == list(range(numbers[0], numbers[-1] + 1)) and len(numbers) > 2:
+        return f"{numbers[0]} to {numbers[-1]}"
+    return ", ".join(map(str, numbers))

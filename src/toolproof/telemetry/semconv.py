@@ -31,6 +31,12 @@ EVALUATION_NAME = "gen_ai.evaluation.name"
 EVALUATION_SCORE = "gen_ai.evaluation.score.value"
 EVALUATION_LABEL = "gen_ai.evaluation.score.label"
 EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
+# A message as said, at its time, on the agent span: the conventions' earlier message events
+# (their body's `content` as an attribute). The order of a conversation whose agent makes no
+# model calls (a Python or HTTP agent) is nowhere else.
+USER_MESSAGE = "gen_ai.user.message"
+ASSISTANT_MESSAGE = "gen_ai.assistant.message"
+MESSAGE_CONTENT = "content"
 # Older producers name the provider `gen_ai.system`; it is read, never written.
 LEGACY_PROVIDER = "gen_ai.system"
 

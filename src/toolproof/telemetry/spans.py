@@ -161,6 +161,9 @@ def emit_trial(tracer: Tracer, run_id: str, result: TrialResult, *, content: boo
         if isinstance(event, MessageEvent):
             message = {"role": event.role, "parts": [text_part(event.content)]}
             (history if event.role == "user" else said).append(message)
+            if content:
+                name = sc.USER_MESSAGE if event.role == "user" else sc.ASSISTANT_MESSAGE
+                root.add_event(name, {sc.MESSAGE_CONTENT: event.content}, timestamp=at)
         elif isinstance(event, ModelCallEvent) and event.role == "agent":
             span = tracer.start_span(
                 f"{sc.CHAT} {sc.provider_and_model(result.model or event.model)[1]}",

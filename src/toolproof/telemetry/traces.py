@@ -13,15 +13,31 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from toolproof.errors import Problem, SuiteError
 from toolproof.models.base import ToolCall, Usage
 from toolproof.telemetry import semconv as sc
-from toolproof.transcript import EndEvent, MessageEvent, ModelCallEvent, ToolCallEvent, Transcript
+from toolproof.transcript import (
+    EndEvent,
+    Event,
+    MessageEvent,
+    ModelCallEvent,
+    ToolCallEvent,
+    Transcript,
+)
 
 MODEL_OPERATIONS = {"chat", "text_completion", "generate_content"}
 ERROR_STATUS = {2, "STATUS_CODE_ERROR", "ERROR"}
+
+
+@dataclass(frozen=True)
+class SpanEvent:
+    """An event a span recorded: its name, when, and its attributes."""
+
+    name: str
+    time_ns: int
+    attributes: dict[str, Any]
 
 
 @dataclass
@@ -37,6 +53,7 @@ class Span:
     attributes: dict[str, Any]
     error: bool
     line: int
+    events: list[SpanEvent] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -90,6 +107,10 @@ def any_value(value: dict[str, Any]) -> Any:
     return None
 
 
+def otlp_attributes(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {a["key"]: any_value(a.get("value", {})) for a in items}
+
+
 def otlp_spans(request: dict[str, Any], line: int) -> list[Span]:
     """The spans of one ExportTraceServiceRequest (OTLP-JSON)."""
     out = []
@@ -104,12 +125,17 @@ def otlp_spans(request: dict[str, Any], line: int) -> list[Span]:
                         name=str(span.get("name", "")),
                         start_ns=int(span.get("startTimeUnixNano", 0)),
                         end_ns=int(span.get("endTimeUnixNano", 0)),
-                        attributes={
-                            a["key"]: any_value(a.get("value", {}))
-                            for a in span.get("attributes", [])
-                        },
+                        attributes=otlp_attributes(span.get("attributes", [])),
                         error=span.get("status", {}).get("code") in ERROR_STATUS,
                         line=line,
+                        events=[
+                            SpanEvent(
+                                str(e.get("name", "")),
+                                int(e.get("timeUnixNano", 0)),
+                                otlp_attributes(e.get("attributes", [])),
+                            )
+                            for e in span.get("events", [])
+                        ],
                     )
                 )
     return out
@@ -135,6 +161,12 @@ def sdk_span(data: dict[str, Any], line: int) -> Span:
         attributes=dict(data.get("attributes") or {}),
         error=data.get("status", {}).get("status_code") in ERROR_STATUS,
         line=line,
+        events=[
+            SpanEvent(
+                str(e.get("name", "")), ns(e.get("timestamp")), dict(e.get("attributes") or {})
+            )
+            for e in data.get("events") or []
+        ],
     )
 
 
@@ -349,9 +381,42 @@ def tool_event(conversation: Conversation, span: Span, t: float) -> ToolCallEven
     )
 
 
+SAID: dict[str, Literal["user", "assistant"]] = {
+    sc.USER_MESSAGE: "user",
+    sc.ASSISTANT_MESSAGE: "assistant",
+}
+
+
+def said_events(conversation: Conversation) -> list[tuple[int, MessageEvent]]:
+    """The messages the agent span recorded as events, each with the time it was said;
+    none when the trace has no such events."""
+    start = min(s.start_ns for s in conversation.spans)
+    return [
+        (
+            event.time_ns,
+            MessageEvent(
+                t=round((event.time_ns - start) / 1e9, 6),
+                role=SAID[event.name],
+                content=str(event.attributes.get(sc.MESSAGE_CONTENT, "")),
+            ),
+        )
+        for span in conversation.spans
+        if span.kind == "agent"
+        for event in span.events
+        if event.name in SAID
+    ]
+
+
 def transcript_of(conversation: Conversation) -> Transcript:
-    """The conversation as a transcript: user messages where a model first saw them, each
-    model call, the agent's replies (a model answer without tool calls), each tool call."""
+    """The conversation as a transcript: each model call and each tool call, and the
+    messages: at the times the agent span's message events give (a user message before a
+    call of the same instant, a reply after it), or else the user messages where a model
+    first saw them and the agent's replies as model answers without tool calls. A
+    conversation with neither model spans nor message events has its user messages (from
+    the agent span) but no replies: their order among the tool calls is unknown."""
+    said = said_events(conversation)
+    if said:
+        return timed_transcript(conversation, said)
     start = min(s.start_ns for s in conversation.spans)
     transcript = Transcript()
     users_seen = 0
@@ -380,10 +445,40 @@ def transcript_of(conversation: Conversation) -> Transcript:
             for m in given or []
             if m.get("role") == "user"
         ]
-    ended = conversation.attribute(sc.ENDED)
-    if ended:
+    return ended(conversation, transcript)
+
+
+def timed_transcript(
+    conversation: Conversation, said: list[tuple[int, MessageEvent]]
+) -> Transcript:
+    """The conversation with its messages at the times they were said, among its model and
+    tool calls."""
+    start = min(s.start_ns for s in conversation.spans)
+    timed: list[tuple[int, int, Event]] = [
+        (at, 0 if message.role == "user" else 2, message) for at, message in said
+    ]
+    for span in conversation.spans:
+        t = round((span.start_ns - start) / 1e9, 6)
+        call: Event | None = None
+        if span.kind == "model":
+            call = model_event(conversation, span, t)
+        elif span.kind == "tool":
+            call = tool_event(conversation, span, t)
+        if call is not None:
+            timed.append((span.start_ns, 1, call))
+    transcript = Transcript()
+    for _, _, event in sorted(timed, key=lambda item: item[:2]):
+        transcript.add(event)
+    return ended(conversation, transcript)
+
+
+def ended(conversation: Conversation, transcript: Transcript) -> Transcript:
+    """The transcript with how the conversation ended, where the trace says."""
+    reason = conversation.attribute(sc.ENDED)
+    if reason:
+        start = min(s.start_ns for s in conversation.spans)
         end = max(s.end_ns for s in conversation.spans)
-        transcript.add(EndEvent(t=round((end - start) / 1e9, 6), reason=str(ended)))
+        transcript.add(EndEvent(t=round((end - start) / 1e9, 6), reason=str(reason)))
     return transcript
 
 

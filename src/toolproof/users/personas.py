@@ -8,7 +8,9 @@ the agent must look up (a grounded `must_say` fact) or one it must not say: a re
 would is not used.
 
 Confusing personas (`CONFUSING`) mark the message meant to confuse, so the metrics can count
-the turns the agent takes to get back on track (docs/metrics.md, "Personas").
+the turns the agent takes to get back on track (docs/metrics.md, "Personas"). The mark is on
+the message's place, not its words, so it holds whatever a later built-in or a suite's own
+`prefix` and `turns` make of that message.
 """
 
 from __future__ import annotations
@@ -92,6 +94,14 @@ class Persona:
     use: tuple[str, ...]
     own: PersonaSpec | None = None
 
+    @property
+    def plain(self) -> bool:
+        """It plays the task as written (`cooperative`, alone or with no words of its own):
+        the plain variant already runs exactly that."""
+        own = self.own
+        words = own is not None and bool(own.prefix or own.turns or own.prompt)
+        return not words and all(name == "cooperative" for name in self.use)
+
 
 def resolve_persona(name: str, declared: dict[str, PersonaSpec]) -> Persona:
     """A persona by name: the suite's own, else a built-in; unknown is a usage error."""
@@ -111,7 +121,8 @@ class _Play:
     task: Task
     rng: random.Random
     prompt: list[str] = field(default_factory=list)
-    confusing: str | None = None
+    confusing: int | None = None
+    """Where the message meant to confuse is: 0 the opening, i the user's i-th turn."""
 
     def safe(self, text: str) -> bool:
         """The text adds no fact the agent must look up or must not say."""
@@ -124,11 +135,27 @@ class _Play:
         return next((o for o in shuffled if self.safe(o)), None)
 
     def insert(self, *turns: UserTurn) -> None:
-        """Turns said right after the opening, before the task's own."""
+        """Turns said right after the opening, before the task's own (a marked turn moves
+        down with them)."""
         self.user = self.user.model_copy(update={"turns": [*turns, *self.user.turns]})
+        if self.confusing:
+            self.confusing += len(turns)
 
     def say_first(self, opening: str) -> None:
         self.user = self.user.model_copy(update={"opening": opening})
+
+    def mark(self, place: int) -> None:
+        """Marks the message at `place` (0: the opening, i: the i-th turn) as the one meant
+        to confuse; with two confusing built-ins, the one said first is the mark."""
+        self.confusing = place if self.confusing is None else min(self.confusing, place)
+
+    def marked(self) -> str | None:
+        """The marked message as it is said now, after every rewrite."""
+        if self.confusing is None:
+            return None
+        if self.confusing == 0:
+            return self.user.opening
+        return self.user.turns[self.confusing - 1].say
 
 
 def perform(persona: Persona, task: Task, rng: random.Random) -> Performance:
@@ -149,7 +176,7 @@ def perform(persona: Persona, task: Task, rng: random.Random) -> Performance:
     manner = " ".join(filter(None, [original.persona, *play.prompt]))
     knows = original.instructions or task.spec.story or original.opening
     user = play.user.model_copy(update={"persona": manner, "instructions": knows})
-    return Performance(user=user, confusing=play.confusing)
+    return Performance(user=user, confusing=play.marked())
 
 
 def leaked(persona: Persona, task: Task) -> str | None:
@@ -255,7 +282,7 @@ def corrector(play: _Play) -> None:
     else:
         play.say_first(_squash(_replace(opening, detail.value, wrong)))
         play.insert(UserTurn(say=f"Sorry, I got that wrong, it is not {wrong}: {detail.value}."))
-    play.confusing = play.user.opening
+    play.mark(0)
 
 
 def _wrong(value: str, play: _Play) -> str | None:
@@ -287,7 +314,7 @@ def ambiguous(play: _Play) -> None:
     play.say_first(_squash(opening))
     exact = ", ".join(f"the {d.noun} is {d.value}" for d in found)
     play.insert(UserTurn(say=f"Sorry, to be exact: {exact}.", when=ASKS))
-    play.confusing = play.user.opening
+    play.mark(0)
 
 
 def _vague(text: str, detail: Detail) -> str:
@@ -330,7 +357,7 @@ def contradictory(play: _Play) -> None:
     against, resolved = play.rng.choice(options)
     play.say_first(_squash(f"{play.user.opening} {against}"))
     play.insert(UserTurn(say=resolved, when=ASKS))
-    play.confusing = play.user.opening
+    play.mark(0)
 
 
 ASIDES = (
@@ -351,7 +378,7 @@ def topic_switcher(play: _Play) -> None:
     if aside is None or back is None:
         return
     play.insert(UserTurn(say=aside), UserTurn(say=back))
-    play.confusing = aside
+    play.mark(1)
 
 
 PLEASANTRIES = re.compile(

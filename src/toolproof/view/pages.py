@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
+from toolproof.report.format import fixed
 from toolproof.report.html.render import json_for_script
 
 
@@ -200,7 +201,7 @@ def _measured(metric: Mapping[str, Any]) -> bool:
 
 
 def _number(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, int | float) else '<span class="muted">–</span>'
+    return fixed(value) if isinstance(value, int | float) else '<span class="muted">–</span>'
 
 
 def _when(created_at: str) -> str:

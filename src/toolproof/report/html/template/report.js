@@ -49,8 +49,11 @@
   }
 
   function num(v) { return typeof v === 'number' && isFinite(v); }
-  function f3(v) { return num(v) ? v.toFixed(3) : '–'; }
-  function f2(v) { return num(v) ? v.toFixed(2) : '–'; }
+  // toFixed keeps the sign of a value that rounds to zero (-1e-16 is "-0.000"): not shown
+  function fixed(v, d) { var s = v.toFixed(d); return Number(s) === 0 ? (0).toFixed(d) : s; }
+  function signed(v, d) { var s = fixed(v, d); return (Number(s) < 0 ? '−' + s.slice(1) : '+' + s); }
+  function f3(v) { return num(v) ? fixed(v, 3) : '–'; }
+  function f2(v) { return num(v) ? fixed(v, 2) : '–'; }
   function int(v) { return num(v) ? Math.round(v).toLocaleString('en-US') : '–'; }
   function usd(v) {
     if (v === null || v === undefined) return 'unpriced';
@@ -249,7 +252,7 @@
     });
     var k = scored[0].reliability.k;
     root.append(card(null,
-      note('A weighted mean of the production-condition metrics that were measured: pass^' + k + ' on clean trials, recovery from failed tool calls, completion under the peak load, and pass rate under schema drift. A part that was not measured is left out — never counted as 0 or 1 — and the weights of the others are renormalised to sum to 1 (the "→" weight). Run with --profile full to measure every part.'),
+      note('A weighted mean of the production-condition metrics that were measured: pass^' + k + ' on clean trials, recovery from failed tool calls, completion under the peak load, and pass rate under schema drift. A part that was not measured is left out — never counted as 0 or 1 — and the weights of the others are renormalised to sum to 1 (the "→" weight). The notes below say why a part is missing and how it can be measured.'),
       rawTable(headers, rows)));
     scored.forEach(function (e) {
       (e.reliability.notes || []).forEach(function (text) {
@@ -550,7 +553,7 @@
         var tr = h('tr', { class: n === 0 ? 'first' : null }, n === 0 ? modelCell(e) : h('td'),
           h('td', { class: 'l' }, key === '' ? chip('clean') : chip(key, key.indexOf('faults:') >= 0 ? 'fault' : 'drift')));
         [int(v.counts.total), int(v.counts.passed), int(v.counts.failed) + ' · ' + int(v.counts.infra_error), f3(v['pass@1']),
-          num(delta) ? (delta >= 0 ? '+' : '−') + Math.abs(delta).toFixed(3) : '–',
+          num(delta) ? signed(delta, 3) : '–',
           f3(rec.recovery_rate), f3(rec.loop_rate), f3(rec.corrective_action), f3(load.tool_error_rate),
           num(load.throughput_per_min) ? load.throughput_per_min.toFixed(1) : '–', secs(load.trial_latency_p95_s)].forEach(function (x, j) {
           var td = h('td', { text: x });
@@ -680,7 +683,7 @@
       }, 'pass rate under load');
     }
     if (any) conditionBreakdowns(root);
-    if (!any) root.append(note('No production conditions in these runs: no failed tool call, no fault profile, drift variant or load level. Run with --faults, --drift, --load or --profile full.'));
+    if (!any) root.append(note('No production conditions in these runs: no failed tool call, no fault profile, drift variant or load level. A suite declares them under faults:, drift: and load: (docs/conditions.md); a run takes them with --faults, --drift, --load or --profile full.'));
   }
 
   // recovery, drift robustness and completion under load per tier and per task
