@@ -3,6 +3,7 @@ passes on every task; it never writes over anything."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -29,7 +30,9 @@ def test_an_initialised_suite_validates_and_the_oracle_passes_it(tmp_path: Path)
     valid = toolproof_ci("validate", suite, cwd=tmp_path)
     assert valid.returncode == 0, valid.stdout + valid.stderr
     assert "suite 'desk' is sound: 2 tasks checked" in valid.stdout
-    assert valid.stdout.count("all 6 failed") == 2  # every baseline fails each task
+    # every baseline fails each task, or has no room there for its shortcut (n/a)
+    assert len(re.findall(r"all \d+ failed", valid.stdout)) == 2
+    assert "passed:" not in valid.stdout
 
     ran, summary = run_json(tmp_path, suite, "--agent", "oracle")
     assert ran.returncode == 0, ran.stderr
