@@ -191,14 +191,6 @@ def test_a_tool_choice_names_a_mode_or_a_tool_of_the_suite(tmp_path: Path) -> No
     assert forced.returncode == 0, forced.stderr
 
 
-def test_more_slots_than_trials_start_at_once(tmp_path: Path) -> None:
-    """A concurrency far above the plan's size starts the trials there are, no more."""
-    root = make_suite(tmp_path)
-    result = toolproof_ci("run", ".", "--agent", "oracle", "--concurrency", "10000", cwd=root)
-    assert result.returncode == 0, result.stderr
-    assert "6 trials: 6 passed" in result.stdout
-
-
 def test_a_run_stored_with_a_value_that_does_not_read_back_is_one_line(tmp_path: Path) -> None:
     """Runs stored before nan was refused (its time scale stored as null): every reader says
     which value, in one line."""

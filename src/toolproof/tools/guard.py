@@ -2,19 +2,20 @@
 module's import.
 
 A synchronous tool called on the main thread runs there, under a real-time timer
-(`deadline`): when it is still running at its deadline, SIGALRM interrupts it with
-`Overran`, even inside `time.sleep` or a loop that never returns, at the cost of two
-`setitimer` calls instead of a hop to another thread. Off the main thread, where no signal
-arrives, the call runs on a daemon thread of its own (`in_thread`) and is abandoned at the
-deadline. While suite code runs, `os._exit` raises `ProcessExit` instead of ending the
-process (`exits_refused`), so a tool that calls it fails its call like one that calls
-`sys.exit`.
+(`call_with_deadline`): still running at its deadline, it is interrupted by SIGALRM with
+`Overran`, even inside `time.sleep` or a loop that never returns. That costs two `setitimer`
+calls (a few microseconds a call in all) where a hop to another thread costs 40. Off the
+main thread, where no signal arrives, the call runs on a daemon thread of its own
+(`in_thread`) and is abandoned at the deadline. While suite code runs, `os._exit` raises
+`ProcessExit` instead of ending the process (`exits_refused`), so a tool that calls it fails
+its call like one that calls `sys.exit`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import importlib
 import os
 import signal
 import threading
@@ -57,23 +58,32 @@ def _refused_exit(status: int) -> NoReturn:
     raise ProcessExit(status)
 
 
-@contextmanager
-def exits_refused() -> Iterator[None]:
-    """`os._exit` raises ProcessExit while any suite code runs under this (counted, so that
-    calls on several threads at once restore it only when the last one ends)."""
+def _refuse_exits() -> None:
     global _refusing, _pid
     with _refusing_lock:
         if _refusing == 0:
             _pid = os.getpid()
             os._exit = _refused_exit
         _refusing += 1
+
+
+def _allow_exits() -> None:
+    global _refusing
+    with _refusing_lock:
+        _refusing -= 1
+        if _refusing == 0:
+            os._exit = _real_exit
+
+
+@contextmanager
+def exits_refused() -> Iterator[None]:
+    """`os._exit` raises ProcessExit while any suite code runs under this (counted, so that
+    calls on several threads at once restore it only when the last one ends)."""
+    _refuse_exits()
     try:
         yield
     finally:
-        with _refusing_lock:
-            _refusing -= 1
-            if _refusing == 0:
-                os._exit = _real_exit
+        _allow_exits()
 
 
 # ---------------------------------------------------------------- a deadline on the main thread
@@ -96,25 +106,39 @@ def _on_alarm(signum: int, frame: Any) -> None:
         _other_alarm(signum, frame)
 
 
-@contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Raise Overran into the code run under this (on the main thread) once it has run
-    `seconds`, and again every REPEAT_S until it ends. A timer someone else had set is
-    put back afterwards, less the time that went by."""
+def call_with_deadline(func: Callable[..., Any], kwargs: dict[str, Any], seconds: float) -> Any:
+    """`func(**kwargs)` on the main thread with `os._exit` refused, interrupted by Overran
+    once it has run `seconds`, and again every REPEAT_S until it ends. A timer someone else
+    had set is put back afterwards, less the time that went by. (Plain code, no context
+    managers: this runs on every synchronous tool call.)"""
     global _deadline, _other_alarm
-    if signal.getsignal(signal.SIGALRM) is not _on_alarm:
+    if _handler_of(signal.SIGALRM) is not _on_alarm:
         _other_alarm = signal.signal(signal.SIGALRM, _on_alarm)
     outer = _deadline
     started = time.monotonic()
     _deadline = started + seconds
     left, every = signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_S)
+    _refuse_exits()
     try:
-        yield
+        return func(**kwargs)
     finally:
+        _allow_exits()
         _deadline = outer
         if left:
             left = max(left - (time.monotonic() - started), 1e-6)
         signal.setitimer(signal.ITIMER_REAL, left, every)
+
+
+def _raw_getsignal() -> Callable[[int], Any]:
+    """The C-level getsignal: `signal.getsignal` turns its answer into an enum, 3 us."""
+    try:
+        found: Callable[[int], Any] = importlib.import_module("_signal").getsignal
+    except (ImportError, AttributeError):
+        return signal.getsignal
+    return found
+
+
+_handler_of = _raw_getsignal()
 
 
 # ---------------------------------------------------------------- a deadline on another thread

@@ -47,8 +47,8 @@ from toolproof.tools.base import Tool, ToolContext, ToolError, ToolResult, ToolS
 from toolproof.tools.guard import (
     Overran,
     ProcessExit,
+    call_with_deadline,
     can_interrupt,
-    deadline,
     exits_refused,
     in_thread,
     raised_inside,
@@ -259,14 +259,20 @@ class PythonTool(Tool):
         if "context" in self.injected:
             kwargs["context"] = context
         try:
-            value = await self._guarded(kwargs)
+            if self.is_async or not can_interrupt():
+                value = await self._elsewhere(kwargs)
+            else:  # the common case, kept to plain calls
+                value = call_with_deadline(self.func, kwargs, self.timeout_s)
         except ToolError as exc:
             return ToolResult.error(exc.kind, str(exc))
-        except ToolCrashed:
-            raise
         except Exception as exc:
             where = raised_at(exc, self.func)
             return ToolResult.error("exception", f"{type(exc).__name__}: {exc} (at {where})")
+        except BaseException as exc:
+            crash = self._crash(exc)
+            if crash is None:
+                raise
+            raise crash from None
         try:
             return ToolResult(content=to_jsonable_python(thaw(value)))
         except PydanticSerializationError:
@@ -276,31 +282,32 @@ class PythonTool(Tool):
                 f"(tool defined at {_defined_at(self.func)})",
             )
 
-    async def _guarded(self, kwargs: dict[str, Any]) -> Any:
-        """The function's value. ToolCrashed when it runs past its timeout or tries to end
-        the process (sys.exit, os._exit, a KeyboardInterrupt of its own); Ctrl-C goes on up."""
-        try:
-            with exits_refused():
-                return await self._bounded(kwargs)
-        except Overran:
-            raise ToolCrashed(
+    def _crash(self, exc: BaseException) -> ToolCrashed | None:
+        """The crash a call that ended this way is: it ran past its timeout, or tried to end
+        the process (sys.exit, os._exit, a KeyboardInterrupt of its own). None for what must
+        go on up: Ctrl-C, a cancelled trial."""
+        if isinstance(exc, Overran):
+            return ToolCrashed(
                 f"{self.name} did not return within {self.timeout_s:g} s (its timeout_s)"
-            ) from None
-        except (SystemExit, ProcessExit) as exc:
+            )
+        if isinstance(exc, SystemExit | ProcessExit):
             how = "sys.exit" if isinstance(exc, SystemExit) else "os._exit"
-            where = raised_at(exc, self.func)
-            raise ToolCrashed(f"{self.name} called {how}({exc.code!r}) (at {where})") from None
-        except KeyboardInterrupt as exc:
-            if not raised_inside(exc, self.folder):
-                raise
-            where = raised_at(exc, self.func)
-            raise ToolCrashed(f"{self.name} raised KeyboardInterrupt (at {where})") from None
+            return ToolCrashed(
+                f"{self.name} called {how}({exc.code!r}) (at {raised_at(exc, self.func)})"
+            )
+        if isinstance(exc, KeyboardInterrupt) and raised_inside(exc, self.folder):
+            return ToolCrashed(
+                f"{self.name} raised KeyboardInterrupt (at {raised_at(exc, self.func)})"
+            )
+        return None
 
-    async def _bounded(self, kwargs: dict[str, Any]) -> Any:
-        """Call the function within its timeout: a coroutine under asyncio's timeout; a plain
-        function on the main thread under a timer signal (no thread hop), elsewhere on a
-        thread of its own."""
-        if self.is_async:
+    async def _elsewhere(self, kwargs: dict[str, Any]) -> Any:
+        """A call that cannot be interrupted by a timer signal, within its timeout: a
+        coroutine under asyncio's timeout, a plain function off the main thread on a thread
+        of its own."""
+        with exits_refused():
+            if not self.is_async:
+                return await in_thread(self.func, kwargs, self.timeout_s)
             limit = asyncio.timeout(self.timeout_s)
             try:
                 async with limit:
@@ -309,10 +316,6 @@ class PythonTool(Tool):
                 if limit.expired():
                     raise Overran from None
                 raise
-        if can_interrupt():
-            with deadline(self.timeout_s):
-                return self.func(**kwargs)
-        return await in_thread(self.func, kwargs, self.timeout_s)
 
 
 class _NotJson(ValueError):
