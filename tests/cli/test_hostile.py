@@ -292,6 +292,14 @@ def test_no_password_of_the_store_reaches_an_error_line(tmp_path: Path, args: li
     assert "postgresql+psycopg://<redacted>@127.0.0.1:9/results" in line
 
 
+def test_a_malformed_header_is_refused_without_repeating_its_value(tmp_path: Path) -> None:
+    root = make_suite(tmp_path)
+    header = "Authorization: Bearer HUNTER2"
+    result = toolproof_ci("run", ".", "--agent", "oracle", "--header", header, cwd=root)
+    assert result.returncode == 2
+    assert one_error_line(result) == "error: --header 'Auth'...: expected KEY=VALUE"
+
+
 def test_an_unknown_driver_in_a_store_url_shows_no_password(tmp_path: Path) -> None:
     result = toolproof_ci("runs", "--store", "nosuch+driver://u:HUNTER2@h/db", cwd=tmp_path)
     assert result.returncode == 2

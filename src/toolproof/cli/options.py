@@ -128,9 +128,11 @@ def parse_infra(text: str) -> InfraPolicy:
     return "fail" if text == "fail" else "exclude"
 
 
-def parse_pair(flag: str, text: str) -> tuple[str, str]:
-    """'KEY=VALUE' -> ('KEY', 'VALUE')."""
+def parse_pair(flag: str, text: str, *, secret: bool = False) -> tuple[str, str]:
+    """'KEY=VALUE' -> ('KEY', 'VALUE'). A `secret` value (a header's: a token, often) is
+    not repeated in the error."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise UsageError(f"{flag} {text!r}: expected KEY=VALUE")
+        shown = f"{text[:4]!r}..." if secret and len(text) > 4 else repr(text)
+        raise UsageError(f"{flag} {shown}: expected KEY=VALUE")
     return key.strip(), value.strip()

@@ -361,7 +361,7 @@ def model_flags(
     if prompted:
         flags["prompted"] = True
     if headers:
-        flags["headers"] = dict(parse_pair("--header", h) for h in headers)
+        flags["headers"] = dict(parse_pair("--header", h, secret=True) for h in headers)
     if params:
         extra = {}
         for text in params:
