@@ -95,13 +95,19 @@ _other_alarm: Any = None
 
 
 def can_interrupt() -> bool:
-    """Whether `deadline` can interrupt a call on this thread (the main thread, with timers)."""
+    """Whether `call_with_deadline` can interrupt a call on this thread (the main thread,
+    with timers)."""
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
+    """Overran into a call past its deadline; never into `call_with_deadline`'s own setting
+    up and cleaning up (an alarm there is the call's end racing its deadline: the timer is
+    being disarmed)."""
     if _deadline is not None and time.monotonic() >= _deadline:
-        raise Overran
+        if frame is None or frame.f_code not in _OWN_CODE:
+            raise Overran
+        return
     if callable(_other_alarm):
         _other_alarm(signum, frame)
 
@@ -127,6 +133,9 @@ def call_with_deadline(func: Callable[..., Any], kwargs: dict[str, Any], seconds
         if left:
             left = max(left - (time.monotonic() - started), 1e-6)
         signal.setitimer(signal.ITIMER_REAL, left, every)
+
+
+_OWN_CODE = frozenset(f.__code__ for f in (call_with_deadline, _refuse_exits, _allow_exits))
 
 
 def _raw_getsignal() -> Callable[[int], Any]:
