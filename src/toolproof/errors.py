@@ -59,3 +59,13 @@ class AgentFailure(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class ToolCrashed(AgentFailure):
+    """A tool could not finish its call: it ran past its timeout, or tried to end the process
+    (sys.exit, os._exit, KeyboardInterrupt). What the trial does after it could not be
+    trusted, so the trial ends as failed with the reason; the call is recorded as crashed,
+    which blames the failure on the environment."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("tool_crashed", message)

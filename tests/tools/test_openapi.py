@@ -170,6 +170,7 @@ tasks:
       actions: [{{tool: get_tickets, args: {{status: open, limit: "2"}}}}]
       must_say: [T-1]
       check: [{{command: ["true"]}}]
+allow_outside: ["{FIXTURES}"]
 """
 
 
@@ -239,6 +240,7 @@ def test_document_and_service_problems_are_located(
       get_tickets: {{tier: 1}}
     tasks:
       - {{id: t, user: {{opening: hi}}, expect: {{must_say: [x]}}}}
+    allow_outside: ["{FIXTURES}"]
     """
     root = write_suite(tmp_path, {"suite.yaml": suite, "notes.txt": "not an API\n"})
     with pytest.raises(SuiteError) as caught:

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import decimal
 import enum
 import inspect
+import os
+import signal
+import sys
+import threading
+import time
 from typing import Any, Literal
 
 import jsonschema
 import pytest
 
+from toolproof.errors import ToolCrashed
 from toolproof.tools.base import ToolContext, ToolError, ToolResult
 from toolproof.tools.python import PythonTool, parse_docstring, tool, tools_in
 from toolproof.world import World, freeze, thaw
 
+REAL_EXIT = os._exit
 BASE = freeze(
     {
         "orders": {
@@ -455,6 +463,105 @@ def test_async_tools_are_awaited() -> None:
     failed = _call(count_items, {"order_id": "W9"})
     assert failed.error_kind == "exception"
     assert failed.content["error"].startswith("KeyError")
+
+
+# ---------------------------------------------------------------- calls that must end
+
+
+@tool(timeout_s=0.2)
+def stuck(until: float = 3600.0) -> str:
+    """Does not return in time, even when told to stop once.
+
+    Args:
+        until: Seconds it keeps going.
+    """
+    with contextlib.suppress(BaseException):  # swallows the first interruption
+        time.sleep(until)
+    time.sleep(until)
+    return "done"
+
+
+@tool(timeout_s=0.2)
+async def stuck_async() -> str:
+    """Waits forever."""
+    await asyncio.sleep(3600)
+    return "done"
+
+
+@tool
+def quits(how: Literal["sys", "os", "interrupt"]) -> str:
+    """Tries to end the process.
+
+    Args:
+        how: By sys.exit, os._exit or a KeyboardInterrupt.
+    """
+    if how == "sys":
+        sys.exit(4)
+    if how == "os":
+        os._exit(4)
+    raise KeyboardInterrupt
+
+
+def test_a_call_past_its_timeout_is_cut_even_when_it_swallows_the_interruption() -> None:
+    clock = time.monotonic()
+    with pytest.raises(ToolCrashed, match=r"^stuck did not return within 0.2 s"):
+        _call(stuck, {})
+    assert time.monotonic() - clock < 5
+    assert _call(stuck, {"until": 0.0}) == ToolResult(content="done")
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_timer_set_before_a_call_is_put_back_after_it() -> None:
+    signal.setitimer(signal.ITIMER_REAL, 600.0)
+    try:
+        _call(stuck, {"until": 0.0})
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 590.0 < left <= 600.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_a_call_off_the_main_thread_is_cut_on_a_thread_of_its_own() -> None:
+    """Where no signal can interrupt it (an executor's or Ray's event loop thread)."""
+    caught: list[BaseException] = []
+
+    def elsewhere() -> None:
+        try:
+            _call(stuck, {})
+        except BaseException as exc:
+            caught.append(exc)
+
+    worker = threading.Thread(target=elsewhere)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    assert [str(exc) for exc in caught] == ["stuck did not return within 0.2 s (its timeout_s)"]
+
+
+def test_an_async_call_past_its_timeout_is_cut() -> None:
+    with pytest.raises(ToolCrashed, match=r"^stuck_async did not return within 0.2 s"):
+        _call(stuck_async, {})
+
+
+@pytest.mark.parametrize(
+    ("how", "said"),
+    [("sys", "called sys.exit(4)"), ("os", "called os._exit(4)"), ("interrupt", "raised Keyb")],
+)
+def test_a_call_that_tries_to_end_the_process_crashes_its_trial(how: str, said: str) -> None:
+    with pytest.raises(ToolCrashed) as crashed:
+        _call(quits, {"how": how})
+    assert str(crashed.value).startswith(f"quits {said}")
+    assert crashed.value.code == "tool_crashed"
+    assert os._exit is REAL_EXIT
+
+
+def test_a_backend_timeout_applies_unless_the_tool_sets_its_own() -> None:
+    plain = get_order.__toolproof_tool__
+    assert plain.timeout_s == 30.0
+    assert plain.bounded(5.0).timeout_s == 5.0 and plain.timeout_s == 30.0
+    assert stuck.__toolproof_tool__.bounded(5.0).timeout_s == 0.2
+    with pytest.raises(ValueError, match="timeout_s=nan"):
+        tool(timeout_s=float("nan"))
 
 
 def test_result_errors_wrap_the_message() -> None:

@@ -49,6 +49,7 @@ from toolproof.agents.registry import AgentChoice
 from toolproof.errors import AgentFailure, InfraError, UsageError
 from toolproof.gateway import Gateway
 from toolproof.models.base import ToolCall, Usage
+from toolproof.redact import redacted
 from toolproof.tools.base import ToolResult, ToolSchema
 from toolproof.transcript import ModelCallEvent
 
@@ -312,6 +313,8 @@ class HttpAgent(Agent):
 
     def __init__(self, url: str, context: TrialContext, settings: HttpSettings) -> None:
         self.url = url
+        self.shown = redacted(url)
+        """The URL as transcripts and messages show it: without its password."""
         self.context = context
         self.settings = settings
         self.trial = uuid.uuid4().hex
@@ -339,11 +342,11 @@ class HttpAgent(Agent):
             try:
                 answer = self._parse(data)
             except ProtocolError as exc:
-                raise AgentFailure("agent_protocol_error", f"{self.url}: {exc}") from None
+                raise AgentFailure("agent_protocol_error", f"{self.shown}: {exc}") from None
             transcript.add(
                 ModelCallEvent(
                     t=started,
-                    model=self.url,
+                    model=self.shown,
                     content=answer.reply or "",
                     tool_calls=answer.calls,
                     usage=answer.usage,
@@ -381,18 +384,20 @@ class HttpAgent(Agent):
                     except ValueError:
                         raise AgentFailure(
                             "agent_protocol_error",
-                            f"{self.url}: the answer is not JSON: {_snippet(response.text)}",
+                            f"{self.shown}: the answer is not JSON: {_snippet(response.text)}",
                         ) from None
                 if status not in (408, 429) and status < 500:
                     raise AgentFailure(
                         "agent_protocol_error",
-                        f"{self.url}: HTTP {status}: {_snippet(response.text)}",
+                        f"{self.shown}: HTTP {status}: {_snippet(response.text)}",
                     )
                 problem = f"HTTP {status}: {_snippet(response.text)}"
                 wait = max(wait, min(settings.max_wait_s, _retry_after(response)))
             if attempt + 1 < settings.attempts:
                 await asyncio.sleep(wait)
-        raise InfraError(f"agent at {self.url}: {problem} (after {settings.attempts} attempts)")
+        raise InfraError(
+            redacted(f"agent at {self.shown}: {problem} (after {settings.attempts} attempts)")
+        )
 
     def _parse(self, data: Json) -> Answer:
         if not isinstance(data, dict):
@@ -476,7 +481,7 @@ def http_agent(url: str, settings: HttpSettings | None = None) -> AgentChoice:
     def make(context: TrialContext) -> Agent:
         return HttpAgent(url, context, chosen)
 
-    return AgentChoice(url, make, f"http:{url}")
+    return AgentChoice(redacted(url), make, f"http:{url}")
 
 
 def resolve_external(spec: str) -> AgentChoice:

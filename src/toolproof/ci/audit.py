@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from operator import itemgetter
 from typing import Any, NamedTuple, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 from sqlalchemy import JSON, Connection, LargeBinary, Text, cast, select, text, type_coerce
 
 from toolproof.records import RunConfig
+from toolproof.redact import REDACTED, redacted
 from toolproof.store import payload
 from toolproof.store.journal import OUTCOME_COLUMNS, Store, now
 from toolproof.store.manifest import run_manifests
@@ -55,7 +55,6 @@ from toolproof.store.schema import trials
 
 MANIFEST_FORMAT = "toolproof-manifest/2"
 FIRST_FORMAT = "toolproof-manifest/1"
-REDACTED = "<redacted>"
 
 TrialKey = tuple[str, str, str, int]
 
@@ -100,22 +99,16 @@ def trial_name(key: TrialKey) -> str:
 
 def redacted_config(config: RunConfig) -> RunConfig:
     """The run's config with its secrets replaced: HTTP header values and the user name and
-    password in a base URL (credentials, often)."""
+    password in a base URL or an agent's URL (credentials, often)."""
     flags = dict(config.model_flags)
     if isinstance(flags.get("headers"), Mapping):
         flags["headers"] = dict.fromkeys(flags["headers"], REDACTED)
     if isinstance(flags.get("base_url"), str):
-        flags["base_url"] = redacted_url(flags["base_url"])
-    return config if flags == config.model_flags else config.with_(model_flags=flags)
-
-
-def redacted_url(url: str) -> str:
-    """`url` with the credentials in it (`user:password@`) replaced by REDACTED."""
-    parts = urlsplit(url)
-    _, at, host = parts.netloc.rpartition("@")
-    if not at:
-        return url
-    return urlunsplit(parts._replace(netloc=f"{REDACTED}@{host}"))
+        flags["base_url"] = redacted(flags["base_url"])
+    agent = redacted(config.agent) if config.agent else config.agent
+    if flags == config.model_flags and agent == config.agent:
+        return config
+    return config.with_(model_flags=flags, **({"agent": agent} if agent else {}))
 
 
 # ---------------------------------------------------------------- reading the store

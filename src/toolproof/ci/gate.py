@@ -20,6 +20,7 @@ Metric names follow one grammar (`toolproof.spec.gate`). A metric that was not m
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,7 +83,7 @@ def parse_limit(flag: str, text: str) -> tuple[str, float]:
         number = float(value)
     except ValueError:
         number = float("nan")
-    if not sep or not name or number != number:
+    if not sep or not name or not math.isfinite(number):
         raise UsageError(f"{flag} {text!r}: expected METRIC=VALUE, for example pass^5=0.8")
     try:
         check_metric(name)

@@ -7,9 +7,11 @@ seconds stops the command quietly too.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -79,12 +81,18 @@ def exit_without_teardown(close: Callable[[], None]) -> None:
 
 
 def _leave(code: int) -> None:
-    """End the process now if the command asked to (`exit_without_teardown`), unless a
-    profiler or a coverage tracer is watching: those write what they saw at exit."""
-    if not _closing or sys.getprofile() is not None or sys.gettrace() is not None:
+    """End the process now if the command asked to (`exit_without_teardown`), or when a
+    thread the suite's code started is still running (a tool module's thread must not keep
+    the command alive: the interpreter would wait for it forever); what is registered to
+    run at exit runs first. Not while a profiler or a coverage tracer is watching: those
+    write what they saw at exit."""
+    left = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
+    if not (_closing or left) or sys.getprofile() is not None or sys.gettrace() is not None:
         return
-    for close in _closing:
+    for close in _closing or []:
         close()
+    if left:
+        atexit._run_exitfuncs()  # stops the suite's services and servers, as teardown would
     for stream in (sys.stdout, sys.stderr):  # None where the command started without one
         try:
             if stream is not None:
@@ -100,17 +108,18 @@ def _run(app: Callable[[], Any]) -> None:
 
     from toolproof.cli.output import errors
     from toolproof.errors import SuiteError, ToolproofError
+    from toolproof.redact import redacted
     from toolproof.store.journal import failure
 
     try:
         app()
     except SuiteError as exc:
         for problem in exc.problems:
-            errors.print(str(problem), markup=False, highlight=False)
+            errors.print(redacted(str(problem)), markup=False, highlight=False)
         errors.print(f"[red]{len(exc.problems)} problem(s)")
         sys.exit(exc.exit_code)
-    except ToolproofError as exc:
-        errors.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+    except ToolproofError as exc:  # no password of a URL in it, whoever wrote the message
+        errors.print(f"[red]error:[/] {escape(redacted(str(exc)))}", highlight=False)
         sys.exit(exc.exit_code)
     except DBAPIError as exc:  # the database itself failed: damaged, locked, gone
         errors.print(f"[red]error:[/] the results store failed: {failure(exc)}", highlight=False)

@@ -19,6 +19,7 @@ from toolproof.cli.options import (
     SuiteArg,
 )
 from toolproof.errors import UsageError
+from toolproof.spec.limits import MAX_SEED, MAX_TIME_SCALE, MAX_TRIALS, real, whole
 from toolproof.store.journal import Store
 
 
@@ -27,10 +28,10 @@ def serve_tools(
     task: Annotated[str, typer.Option("--task", help="The task whose trial is served.")],
     trial: Annotated[
         int | None,
-        typer.Option("--trial", min=0, help="Trial index (default: the first one the run lacks)."),
+        typer.Option("--trial", help="Trial index (default: the first one the run lacks)."),
     ] = None,
     trials: Annotated[
-        int | None, typer.Option("--trials", min=1, help="Trials per task in the run.")
+        int | None, typer.Option("--trials", help="Trials per task in the run.")
     ] = None,
     faults: FaultsOpt = None,
     drift: DriftOpt = None,
@@ -55,8 +56,11 @@ def serve_tools(
 
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport!r}: use 'stdio' or 'http'")
-    if time_scale <= 0:
-        raise UsageError("--time-scale must be positive")
+    whole("--trials", trials, 1, MAX_TRIALS)
+    whole("--trial", trial, 0, (trials or MAX_TRIALS) - 1)
+    whole("--seed", seed, 0, MAX_SEED)
+    whole("--port", port, 0, 65_535)
+    real("--time-scale", time_scale, MAX_TIME_SCALE)
     say = _printer(sys.stderr if transport == "stdio" else sys.stdout)
     result, run_id = asyncio.run(
         serve(

@@ -31,6 +31,7 @@ from toolproof.cli.options import (
     SuiteArg,
     TasksOpt,
     parse_infra,
+    parse_json_value,
     parse_k,
     parse_pair,
 )
@@ -38,11 +39,24 @@ from toolproof.cli.output import console, errors, finish, with_threshold_ks, wri
 from toolproof.errors import UsageError
 from toolproof.records import RunRecord
 from toolproof.report.terminal import RunProgress
+from toolproof.spec.limits import (
+    MAX_CONCURRENCY,
+    MAX_SECONDS,
+    MAX_TEMPERATURE,
+    MAX_THREADS,
+    MAX_TOKENS,
+    MAX_TURNS,
+    real,
+    whole,
+)
 from toolproof.store.journal import Store
 from toolproof.store.queries import open_existing, stored_summary
 
 if TYPE_CHECKING:
     from toolproof.results import TrialResult
+    from toolproof.suite.loaded import Suite
+
+TOOL_CHOICES = ("auto", "required", "none")
 
 
 def init(
@@ -191,9 +205,7 @@ def run(
     prompted: Annotated[
         bool, typer.Option(help="Prompted tool calling: tools in the prompt, calls parsed.")
     ] = False,
-    threads: Annotated[
-        int | None, typer.Option(min=1, help="CPU threads of a local model [2].")
-    ] = None,
+    threads: Annotated[int | None, typer.Option(help="CPU threads of a local model [2].")] = None,
     max_cost: Annotated[
         float | None, typer.Option(help="Stop starting trials once this many USD are spent.")
     ] = None,
@@ -231,14 +243,14 @@ def run(
     time_scale: Annotated[
         float, typer.Option(help="Multiply injected latencies and waits (0.01 for CI).")
     ] = 1.0,
-    trials: Annotated[int | None, typer.Option(min=1, help="Trials per task.")] = None,
+    trials: Annotated[int | None, typer.Option(help="Trials per task.")] = None,
     k: KOpt = None,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Trials at once.")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Trials at once.")] = None,
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     seed: SeedOpt = None,
     tasks: TasksOpt = None,
-    max_steps: Annotated[int | None, typer.Option(min=1, help="Model turns per trial.")] = None,
+    max_steps: Annotated[int | None, typer.Option(help="Model turns per trial.")] = None,
     store: StoreOpt = None,
     json_path: JsonOpt = None,
     fail_under: FailUnderOpt = None,
@@ -254,7 +266,7 @@ def run(
     """Run every task many times and report pass^k; an unfinished same run is resumed."""
     with ctrl_c_deferred():
         from toolproof.models.registry import DEFAULT_MODEL
-        from toolproof.runner.run import RunRequest, RunStart, run_suite
+        from toolproof.runner.run import RunRequest, RunStart, check_request, run_suite
         from toolproof.suite import load_suite
         from toolproof.telemetry import OtelOptions, check_options, open_export
 
@@ -262,19 +274,8 @@ def run(
     writable(otel_file, "--otel-file")
     otel = OtelOptions(otel_endpoint, otel_file, otel_content)
     check_options(otel)
-    journal = Store(store)
-    journal.check_sound()  # a damaged store is refused before the suite even loads
-    if resume:
-        resume = journal.resolve(resume)
-    if suite is None:
-        if not resume:
-            raise UsageError("give a SUITE folder, or --resume RUN_ID")
-        suite = suite_folder(journal.run(resume), "give the SUITE folder")
-    loaded = load_suite(suite)
     flag_spec(fail_under or [], min_flag="--fail-under")  # bad thresholds fail before the run
-    if agent is None and not model and not resume:
-        model = [DEFAULT_MODEL]
-    request = RunRequest(
+    request = RunRequest(  # every flag checked before the store is opened
         agent=agent,
         models=list(model or []),
         model_flags=model_flags(
@@ -294,9 +295,9 @@ def run(
         judge_model=judge_model,
         faults=faults,
         drift=drift,
-        load=parse_k(load, "--load") or [],
+        load=parse_k(load, "--load", MAX_CONCURRENCY) or [],
         personas=list(persona or []),
-        checkpoints=parse_k(checkpoints, "--checkpoints") or [],
+        checkpoints=parse_k(checkpoints, "--checkpoints", MAX_TURNS) or [],
         profile=profile,
         time_scale=time_scale,
         trials=trials,
@@ -306,10 +307,23 @@ def run(
         tasks=tasks,
         max_steps=max_steps,
         infra_errors=parse_infra(infra_errors),
-        suite_path=str(loaded.root),
         executor=executor,
         ray_address=ray_address,
     )
+    check_request(request)
+    journal = open_existing(store) if resume else Store(store)  # resumed: it must be there
+    journal.check_sound()  # a damaged store is refused before the suite even loads
+    if resume:
+        resume = journal.resolve(resume)
+    if suite is None:
+        if not resume:
+            raise UsageError("give a SUITE folder, or --resume RUN_ID")
+        suite = suite_folder(journal.run(resume), "give the SUITE folder")
+    loaded = load_suite(suite)
+    check_tool_choice(tool_choice, loaded)
+    request.suite_path = str(loaded.root)
+    if agent is None and not model and not resume:
+        request.models = [DEFAULT_MODEL]
     progress = RunProgress(console)
     export = open_export(otel) if otel.wanted() else None
 
@@ -373,28 +387,35 @@ def model_flags(
     """Model settings given on the command line (only those given)."""
     flags: dict[str, Any] = {
         "base_url": base_url,
-        "timeout_s": request_timeout,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
+        "timeout_s": real("--request-timeout", request_timeout, MAX_SECONDS),
+        "temperature": real("--temperature", temperature, MAX_TEMPERATURE, zero=True),
+        "max_tokens": whole("--max-tokens", max_tokens, 1, MAX_TOKENS),
         "tool_choice": tool_choice,
         "parallel_tool_calls": parallel_tool_calls,
-        "n_threads": threads,
+        "n_threads": whole("--threads", threads, 1, MAX_THREADS),
     }
     flags = {key: value for key, value in flags.items() if value is not None}
     if prompted:
         flags["prompted"] = True
     if headers:
-        flags["headers"] = dict(parse_pair("--header", h) for h in headers)
+        flags["headers"] = dict(parse_pair("--header", h, secret=True) for h in headers)
     if params:
         extra = {}
         for text in params:
             key, raw = parse_pair("--model-param", text)
-            try:
-                extra[key] = json.loads(raw)
-            except json.JSONDecodeError:
-                extra[key] = raw
+            extra[key] = parse_json_value("--model-param", key, raw)
         flags["extra"] = extra
     return flags
+
+
+def check_tool_choice(choice: str | None, suite: Suite) -> None:
+    """--tool-choice is auto, required, none, or the name of one of the suite's tools."""
+    if choice is None or choice in TOOL_CHOICES or choice in suite.tools:
+        return
+    raise UsageError(
+        f"--tool-choice {choice}: use {', '.join(TOOL_CHOICES)}, or one of the suite's tools "
+        f"to force it ({', '.join(sorted(suite.tools))})"
+    )
 
 
 def suite_folder(run: RunRecord, hint: str) -> Path:

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from toolproof.errors import ToolCrashed
 from toolproof.gateway.drift import DriftLayer
 from toolproof.gateway.faults import (
     NOT_EXECUTED,
@@ -118,8 +119,12 @@ class Gateway:
                 _, tool, tool_args = mapped
                 if page is not None:
                     tool_args["page"] = page
+        crashed: ToolCrashed | None = None
         if result is None:
-            result, fault = await self._run(tool, tool_args)
+            try:
+                result, fault = await self._run(tool, tool_args)
+            except ToolCrashed as exc:  # recorded as a crashed call, then the trial ends
+                crashed, result = exc, ToolResult.error("exception", str(exc))
         if self.conditions.drift and not result.is_error:
             result = ToolResult(self.conditions.drift.result_to_agent(tool, result.content))
         drifted = self.conditions.drift is not None and reached and tool in self.bindings
@@ -139,6 +144,8 @@ class Gateway:
                 tool_arguments=tool_args if drifted else None,
             )
         )
+        if crashed is not None:
+            raise crashed
         return result
 
     async def _run(self, tool: str, args: dict[str, Any]) -> tuple[ToolResult, str | None]:

@@ -6,7 +6,6 @@ are kept: messages, model turns with their tool calls, and tool results.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import zlib
@@ -20,26 +19,34 @@ from toolproof.metrics.recovery import trial_stats
 from toolproof.models.base import ToolCall
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
+from toolproof.spec.files import FileProblem, gunzip, read_file
+from toolproof.spec.yamlload import MAX_DEPTH, too_deep
 from toolproof.store.journal import NewRun, Store
 from toolproof.transcript import EndEvent, MessageEvent, ModelCallEvent, ToolCallEvent, Transcript
 
 REQUIRED = ("task_id", "trial", "reward")
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """The results list; anything malformed is reported with its place in the file."""
+def read_results(path: Path) -> tuple[list[dict[str, Any]], bytes]:
+    """The results list and the file's bytes; anything malformed is reported with its place
+    in the file. Only a regular file within the size limit is read (`read_file`), and data
+    nested deeper than `MAX_DEPTH` levels is refused, as in a suite."""
+    deep = f"nesting deeper than {MAX_DEPTH} levels"
     try:
-        raw = path.read_bytes()
-        text = gzip.decompress(raw) if path.name.endswith(".gz") else raw
-        data = json.loads(text)
-    except FileNotFoundError:
-        raise SuiteError.at(str(path), None, "file not found") from None
+        raw = read_file(path)
+        data = json.loads(gunzip(raw) if path.name.endswith(".gz") else raw)
+    except FileProblem as exc:
+        raise SuiteError.at(str(path), None, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise SuiteError.at(str(path), exc.lineno, f"JSON syntax error: {exc.msg}") from None
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+    except RecursionError:
+        raise SuiteError.at(str(path), None, deep) from None
+    except (EOFError, zlib.error) as exc:
         raise SuiteError.at(str(path), None, f"not a readable gzip file: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise SuiteError.at(str(path), None, f"cannot read: {exc}") from None
+    if too_deep(data):
+        raise SuiteError.at(str(path), None, deep)
     if not isinstance(data, list):
         raise SuiteError.at(str(path), 1, "expected a JSON list of tau-bench results")
     if not data:
@@ -56,7 +63,7 @@ def read_results(path: Path) -> list[dict[str, Any]]:
             problems.append(Problem(str(path), None, f"result [{i}]: reward is not a number"))
     if problems:
         raise SuiteError(problems)
-    return data
+    return data, raw
 
 
 def _arguments(raw: str) -> dict[str, Any] | None:
@@ -111,8 +118,8 @@ def transcript_of(traj: list[dict[str, Any]]) -> Transcript:
 
 def import_results(path: Path, store: Store, ks: list[int] | None = None) -> str:
     """Store a tau-bench results file as a run (once per file content); returns the run id."""
-    data = read_results(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    data, raw = read_results(path)
+    digest = hashlib.sha256(raw).hexdigest()
     existing = store.latest(digest, unfinished=False)
     if existing and store.run(existing).finished:
         return existing

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from toolproof.errors import ToolCrashed
 from toolproof.spec.models import Action
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
@@ -66,7 +67,11 @@ async def _replay(
     errors = []
     for i, action in actions:
         binding = suite.tools[action.tool]
-        result = await binding.tool.call(dict(action.args), context)
+        try:
+            result = await binding.tool.call(dict(action.args), context)
+        except ToolCrashed as exc:
+            errors.append(f"gold action {i + 1} {action.tool} failed: {exc}")
+            break
         if result.is_error:
             errors.append(f"gold action {i + 1} {action.tool} failed: {result.content}")
     return world, errors

@@ -51,12 +51,13 @@ async def execute(
 
     async with asyncio.TaskGroup() as group:
 
-        def start_next() -> None:
+        def start_next() -> bool:
+            """Start the next trial; False when there is none to start."""
             if should_stop():
-                return
+                return False
             spec = next(pending, None)
             if spec is None:
-                return
+                return False
             handed = False
 
             def once() -> None:
@@ -69,10 +70,12 @@ async def execute(
             if early:
                 context.run(_slot.set, once)
             group.create_task(slot(spec, once), context=context)
+            return True
 
         async def slot(spec: TrialSpec, once: Callable[[], None]) -> None:
             on_result(await run_one(spec))
             once()  # a trial that did not hand its slot over itself
 
         for _ in range(max(1, concurrency)):
-            start_next()
+            if not start_next():  # fewer trials than slots
+                break

@@ -13,13 +13,16 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
+
 from toolproof import __version__
 from toolproof.agents.registry import AgentChoice, resolve_agents, resolve_user
-from toolproof.ci.audit import REDACTED, record_manifest, redacted_config, redacted_url
+from toolproof.ci.audit import record_manifest, redacted_config
 from toolproof.errors import Problem, StoreError, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy, RunSummary
 from toolproof.models.http import close_shared
 from toolproof.records import RunConfig
+from toolproof.redact import REDACTED, redacted
 from toolproof.results import TrialResult
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.judging import JudgeModel, judge_name, resolve_judge
@@ -27,9 +30,21 @@ from toolproof.runner.local import execute
 from toolproof.runner.plan import TrialSpec, plan
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
+from toolproof.spec.limits import (
+    MAX_CONCURRENCY,
+    MAX_COST_USD,
+    MAX_RUN_TRIALS,
+    MAX_SEED,
+    MAX_STEPS,
+    MAX_TIME_SCALE,
+    MAX_TRIALS,
+    MAX_TURNS,
+    real,
+    whole,
+)
 from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.spec.source import Task
-from toolproof.store.journal import NewRun, Store
+from toolproof.store.journal import NewRun, Store, WriteFailed
 from toolproof.store.queries import stored_summary
 from toolproof.store.writer import TrialWriter
 from toolproof.suite.loaded import Suite
@@ -107,8 +122,6 @@ def settings(suite: Suite, request: RunRequest) -> RunConfig:
             f"{', '.join(map(str, too_big))}; reporting k={', '.join(map(str, ks))}",
             file=sys.stderr,
         )
-    if request.max_cost is not None and request.max_cost <= 0:
-        raise UsageError("--max-cost must be a positive amount of USD")
     max_steps = request.max_steps or defaults.max_steps
     beyond = checkpoints_beyond(request, max_steps)
     if beyond:
@@ -153,11 +166,37 @@ def checkpoints_beyond(request: RunRequest, max_steps: int) -> str | None:
     )
 
 
+def check_request(request: RunRequest) -> None:
+    """Every number of a request finite and in range (named as the command line's flags),
+    so that nothing a run stores overflows the store or fails to read back, and nothing
+    it plans exhausts memory."""
+    whole("--trials", request.trials, 1, MAX_TRIALS)
+    whole("--concurrency", request.concurrency, 1, MAX_CONCURRENCY)
+    whole("--seed", request.seed, 0, MAX_SEED)
+    whole("--max-steps", request.max_steps, 1, MAX_STEPS)
+    real("--max-cost", request.max_cost, MAX_COST_USD)
+    real("--time-scale", request.time_scale, MAX_TIME_SCALE)
+    for k in request.k or []:
+        whole("--k", k, 1, MAX_TRIALS)
+    for level in request.load:
+        whole("--load", level, 1, MAX_CONCURRENCY)
+    for turns in request.checkpoints:
+        whole("--checkpoints", turns, 1, MAX_TURNS)
+
+
+def check_size(config: RunConfig) -> None:
+    """A run plans at most MAX_RUN_TRIALS trials (every model, variant, task and trial)."""
+    total = max(len(config.models), 1) * len(config.variants) * len(config.tasks) * config.trials
+    if total > MAX_RUN_TRIALS:
+        raise UsageError(
+            f"the run would plan {total:,} trials ({config.trials:,} per task), more than "
+            f"{MAX_RUN_TRIALS:,}: give fewer --trials, tasks, models or conditions"
+        )
+
+
 def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
     """The run's variants, in order: one per load level, or the full profile's set; each
     followed by one per persona and one per checkpoint (the plain one is their baseline)."""
-    if request.time_scale <= 0:
-        raise UsageError("--time-scale must be positive")
     if request.profile not in (None, "full"):
         raise UsageError(f"--profile {request.profile}: the only profile is 'full'")
     if request.profile == "full":
@@ -301,10 +340,23 @@ def restored_secrets(stored: dict[str, Any], given: dict[str, Any], run_id: str)
                 f"run {run_id} called {url}, whose credentials are not stored: give them "
                 "again with --base-url to resume it"
             )
-        if redacted_url(again) != url:
-            raise UsageError(f"--base-url {redacted_url(again)}: run {run_id} called {url}")
+        if redacted(again) != url:
+            raise UsageError(f"--base-url {redacted(again)}: run {run_id} called {url}")
         flags["base_url"] = again
     return flags
+
+
+def restored_agent(stored: str | None, given: str | None, run_id: str) -> dict[str, str]:
+    """A resumed run's agent, when the store keeps its URL without the credentials in it:
+    the command gives it again (a usage error otherwise)."""
+    if not stored or f"{REDACTED}@" not in stored:
+        return {}
+    if given is None or redacted(given) != stored:
+        raise UsageError(
+            f"run {run_id} ran the agent at {stored}, whose credentials are not stored: give "
+            "it again with --agent to resume it"
+        )
+    return {"agent": given}
 
 
 def peak_concurrency(config: RunConfig) -> int:
@@ -372,6 +424,7 @@ async def run_suite(
     on_result: Callable[[TrialResult], None] = lambda _: None,
 ) -> RunReport:
     """Run (or resume) every trial of the request and return the run's summary."""
+    check_request(request)
     if resume:
         stored = store.run(resume)
         if stored.suite_hash != suite.content_hash:
@@ -382,9 +435,11 @@ async def run_suite(
         config = stored.config.with_(
             concurrency=request.concurrency or stored.config.concurrency,
             model_flags=restored_secrets(stored.config.model_flags, request.model_flags, resume),
+            **restored_agent(stored.config.agent, request.agent, resume),
         )
     else:
         config = settings(suite, request)
+    check_size(config)
     if request.executor not in EXECUTORS:
         raise UsageError(f"--executor {request.executor}: use {' or '.join(EXECUTORS)}")
     if request.ray_address and request.executor != "ray":
@@ -469,8 +524,12 @@ async def drive(
         writer = TrialWriter(store, run_id, told.written)
 
         def record(result: TrialResult) -> None:
-            told.check()
-            writer.put(result)
+            if told.failure is not None:
+                return  # raised once the trials in flight are done
+            try:
+                writer.put(result)
+            except WriteFailed:  # the run stops; the trial runs again on resume
+                return
             budget.add(result.cost_usd)
 
         def stop() -> bool:
@@ -486,6 +545,8 @@ async def drive(
                     await execute(batch, run_one, concurrency, record, stop, early=early)
             await asyncio.sleep(0)  # on_result for the last batch, told as the writer closed
             told.check()
+        except WriteFailed as exc:
+            raise stopped_writing(store, run_id, len(specs), exc) from None
         finally:
             await close_shared()  # the run's connections to model providers
         if lease.lost.is_set():
@@ -505,6 +566,20 @@ async def drive(
         ran=len(store.done(run_id)) - (len(specs) - len(todo)),
         summary=stored_summary(store, run_id),
         stopped=budget.reached(),
+    )
+
+
+def stopped_writing(store: Store, run_id: str, total: int, exc: WriteFailed) -> StoreError:
+    """A run the store stopped taking trials from (a full disk): how many trials it kept,
+    and that the same command resumes it."""
+    try:
+        kept = f"{len(store.done(run_id)):,} of {total:,} trials are kept"
+    except DBAPIError:  # cannot even be read now: what it holds is still whole
+        kept = "the trials recorded so far are kept"
+    return StoreError(
+        f"cannot write to the results store {store.shown} ({exc.reason}): run {run_id} "
+        f"stopped; {kept}; once the store can be written again, run the same command to "
+        "resume it"
     )
 
 

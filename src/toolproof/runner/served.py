@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from toolproof import __version__
 from toolproof.agents.base import Agent, TrialContext
-from toolproof.errors import AgentFailure, UsageError
+from toolproof.errors import AgentFailure, ToolCrashed, UsageError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
@@ -124,6 +124,7 @@ class ServedTrial:
         self.said: asyncio.Queue[str | None] = asyncio.Queue()
         self.turn = asyncio.Lock()
         self.job: asyncio.Task[TrialResult] | None = None
+        self.crashed: ToolCrashed | None = None
 
     @property
     def opening(self) -> str:
@@ -166,11 +167,16 @@ class ServedTrial:
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
         await self.begin()
-        if self.over.is_set() or self.gateway is None:
+        if self.over.is_set() or self.gateway is None or self.crashed is not None:
             return ToolResult.error(
                 "conversation_over", "the conversation is over; no more tool calls"
             )
-        return await self.gateway.call(name, arguments)
+        try:
+            return await self.gateway.call(name, arguments)
+        except ToolCrashed as exc:  # the trial ends with it, once the agent is waited on
+            self.crashed = exc
+            self.answers.put_nowait(None)
+            return ToolResult.error("exception", str(exc))
 
     async def reply(self, answer: str) -> str | None:
         """The agent's answer to the user; the user's next message, or None when done."""
@@ -217,6 +223,8 @@ class _Relay(Agent):
         else:
             trial.said.put_nowait(message)
         answer = await trial.answers.get()
+        if answer is None and trial.crashed is not None:
+            raise trial.crashed
         if answer is None:
             raise AgentFailure(
                 "disconnected", "the client left before answering the user's last message"

@@ -274,14 +274,15 @@ class Runtime:
             self._channels[backend] = channel
         return channel
 
-    def openapi_document(self, backend: str) -> tuple[str, bytes]:
-        """(where the OpenAPI document was read, its bytes), a suite file or a URL."""
+    def openapi_document(self, backend: str, read: Callable[[Path], bytes]) -> tuple[str, bytes]:
+        """(where the OpenAPI document was read, its bytes), a suite file (read with `read`)
+        or a URL."""
         spec = self.file.backends[backend]
         assert isinstance(spec, OpenAPIBackend)
         source = expand(spec.spec, self.variables)
         if source.startswith(("http://", "https://")):
             self.ensure_services()
-        return fetch_document(source, self.root)
+        return fetch_document(source, self.root, read)
 
     # -------------------------------------------------------- trials
 

@@ -23,10 +23,12 @@ from typing import Any
 from toolproof.errors import InfraError
 from toolproof.runtime.core import Runtime
 from toolproof.runtime.functions import signature_problem
+from toolproof.spec.files import FileProblem
 from toolproof.spec.models import SuiteFile
 from toolproof.spec.placeholders import template_problems
 from toolproof.spec.source import SuiteSource, shown
 from toolproof.tools.base import Tool
+from toolproof.tools.guard import ProcessExit, exits_refused, interrupts_marked, raised_inside
 
 
 @dataclass
@@ -62,10 +64,13 @@ class Discovery:
         `at`, where the file is named, when it is missing)."""
         if path in self.modules:
             return self.modules[path]
-        if not path.is_file():
-            self.source.problem(at[0], at[1], f"file not found: {shown(path)}")
+        try:
+            self.source.read(path)
+        except FileProblem as exc:
+            missing = str(exc) == "file not found"
+            message = f"file not found: {shown(path)}" if missing else f"{shown(path)}: {exc}"
+            self.source.problem(at[0], at[1], message)
             return None
-        self.source.read(path)
         name = f"toolproof_suite_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
@@ -73,24 +78,28 @@ class Discovery:
         sys.path.insert(0, str(path.parent))
         try:
             sys.modules[name] = module
-            spec.loader.exec_module(module)
+            with exits_refused(), interrupts_marked():
+                spec.loader.exec_module(module)
         except SyntaxError as exc:
             self.source.problem(path, exc.lineno, f"cannot import: SyntaxError: {exc.msg}")
             return None
-        except (Exception, SystemExit) as exc:  # sys.exit() in a tool module ends no run
-            frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
-            line = frames[-1].lineno if frames else None
-            what = (
-                f"it calls sys.exit({exc.code!r})"
-                if isinstance(exc, SystemExit)
-                else f"{type(exc).__name__}: {exc}"
-            )
-            self.source.problem(path, line, f"cannot import: {what}")
+        except KeyboardInterrupt as exc:
+            if not raised_inside(exc, path.parent):
+                raise  # Ctrl-C
+            self._unimportable(path, exc, "it raises KeyboardInterrupt")
+            return None
+        except (Exception, SystemExit, ProcessExit) as exc:  # none of them ends the command
+            self._unimportable(path, exc, _why(exc))
             return None
         finally:
             sys.path.remove(str(path.parent))
         self.modules[path] = module
         return module
+
+    def _unimportable(self, path: Path, exc: BaseException, what: str) -> None:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+        line = frames[-1].lineno if frames else None
+        self.source.problem(path, line, f"cannot import: {what}")
 
     def function(self, ref: str, args: set[str], at: tuple[str, int | None]) -> None:
         """Resolve a 'file.py:function' hook or check into `functions`, checking that it can
@@ -195,6 +204,15 @@ def discover(source: SuiteSource) -> Discovered:
         discovery.close()
         found.runtime = None
     return found
+
+
+def _why(exc: BaseException) -> str:
+    """What a module did instead of being imported."""
+    if isinstance(exc, SystemExit):
+        return f"it calls sys.exit({exc.code!r})"
+    if isinstance(exc, ProcessExit):
+        return f"it calls os._exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _factory(discovery: Discovery, file: SuiteFile) -> dict[str, Any]:

@@ -9,7 +9,9 @@ from pathlib import Path
 import httpx2
 
 from toolproof.errors import InfraError
+from toolproof.redact import redacted
 from toolproof.runtime.host import Host
+from toolproof.spec.files import FileProblem
 from toolproof.tools.base import ToolContext
 from toolproof.tools.openapi import DocumentError, Request
 
@@ -70,7 +72,9 @@ class HTTPChannel:
         except httpx2.TimeoutException:
             raise
         except httpx2.HTTPError as exc:
-            message = f"service of backend '{self.backend}' is unreachable at {request.url}: {exc}"
+            message = redacted(
+                f"service of backend '{self.backend}' is unreachable at {request.url}: {exc}"
+            )
             failure = self.failure()
             raise InfraError(f"{message}\n{failure}" if failure else message) from None
 
@@ -80,8 +84,9 @@ class HTTPChannel:
             self._client = None
 
 
-def fetch_document(source: str, root: Path) -> tuple[str, bytes]:
-    """(where, bytes) of an OpenAPI document: an http(s) URL, or a file of the suite."""
+def fetch_document(source: str, root: Path, read: Callable[[Path], bytes]) -> tuple[str, bytes]:
+    """(where, bytes) of an OpenAPI document: an http(s) URL, or a file of the suite (read
+    with `read`, which refuses a file outside the suite's folders, or no regular file)."""
     if source.startswith(("http://", "https://")):
         try:
             response = httpx2.get(source, timeout=30.0)
@@ -92,6 +97,6 @@ def fetch_document(source: str, root: Path) -> tuple[str, bytes]:
         return source, response.content
     path = root / source
     try:
-        return str(path), path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"cannot read {source}: {exc.strerror or exc}") from None
+        return str(path), read(path)
+    except FileProblem as exc:
+        raise DocumentError(f"cannot read {source}: {exc}") from None

@@ -44,7 +44,7 @@ def python_tools(discovery: Discovery, name: str, backend: PythonBackend) -> dic
     module = discovery.module(discovery.root / backend.module, (discovery.source.where, line))
     if module is None:
         return {}
-    found: dict[str, Tool] = {t.name: t for t in tools_in(vars(module))}
+    found: dict[str, Tool] = {t.name: t.bounded(backend.timeout_s) for t in tools_in(vars(module))}
     if not found:
         discovery.problem(
             ["backends", name, "module"],
@@ -83,7 +83,7 @@ def openapi_tools(discovery: Discovery, name: str, backend: OpenAPIBackend) -> d
     if runtime is None:
         return {}
     try:
-        source, data = runtime.openapi_document(name)
+        source, data = runtime.openapi_document(name, discovery.source.read)
         document = parse_document(data)
     except DocumentError as exc:
         discovery.problem(["backends", name, "spec"], f"backend '{name}': {exc}")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import httpx2
 
 from toolproof.errors import InfraError
+from toolproof.redact import redacted
 from toolproof.runtime.processes import with_stderr
 from toolproof.tools.base import ToolResult
 from toolproof.tools.mcp import DiscoveredTool
@@ -57,7 +58,7 @@ class MCPLaunch:
 
     @property
     def where(self) -> str:
-        return self.url or " ".join(self.command or [])
+        return redacted(self.url) if self.url else " ".join(self.command or [])
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

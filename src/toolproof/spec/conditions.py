@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from toolproof.spec.base import Strict
+from toolproof.spec.limits import MAX_CONCURRENCY
 
 FaultKind = Literal[
     "latency",
@@ -190,8 +191,12 @@ class Capacity(Strict):
 
 
 class LoadSpec(Strict):
-    levels: list[int] = Field(default_factory=lambda: [1, 10, 50, 200])
-    peak: int | None = Field(None, ge=1, description="The level the score uses; max by default.")
+    levels: list[Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
+        default_factory=lambda: [1, 10, 50, 200]
+    )
+    peak: int | None = Field(
+        None, ge=1, le=MAX_CONCURRENCY, description="The level the score uses; max by default."
+    )
     capacity: dict[str, Capacity] = Field(
         default_factory=dict, description="By tool name; '*' for every other tool."
     )
@@ -203,7 +208,9 @@ class ScoreSpec(Strict):
     k: int | None = Field(None, ge=1, description="Default: the largest k of the defaults.")
     faults: str | None = Field(None, description="Fault profile; default: the first one.")
     drift: list[str] | None = Field(None, description="Drift variants; default: all.")
-    load: int | None = Field(None, ge=1, description="Load level; default: the peak.")
+    load: int | None = Field(
+        None, ge=1, le=MAX_CONCURRENCY, description="Load level; default: the peak."
+    )
     weights: dict[str, float] = Field(
         default_factory=lambda: {
             "pass^k": 0.4,

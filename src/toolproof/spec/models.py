@@ -10,7 +10,6 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
     ConfigDict,
     Discriminator,
@@ -20,9 +19,16 @@ from pydantic import (
     model_validator,
 )
 
-from toolproof.spec.base import Strict
+from toolproof.spec.base import Numbers, Strict
 from toolproof.spec.conditions import DriftTransform, FaultsSpec, LoadSpec, ScoreSpec
 from toolproof.spec.gate import GateSpec
+from toolproof.spec.limits import (
+    MAX_CONCURRENCY,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_STEPS,
+    MAX_TRIALS,
+)
 from toolproof.spec.placeholders import Scope
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
@@ -39,6 +45,13 @@ class PythonBackend(Strict):
 
     type: Literal["python"]
     module: str = Field(description="Python file, relative to the suite folder.")
+    timeout_s: float = Field(
+        30.0,
+        gt=0,
+        le=MAX_SECONDS,
+        description="Seconds one tool call may take (a tool's own @tool(timeout_s=...) wins); "
+        "a call still running then ends its trial as failed, blamed on the environment.",
+    )
 
     def templates(self) -> list[Template]:
         return []
@@ -197,21 +210,21 @@ class WorldSpec(Strict):
 class Defaults(Strict):
     """Run settings a command line may override."""
 
-    trials: int = Field(5, ge=1)
+    trials: int = Field(5, ge=1, le=MAX_TRIALS)
     k: list[int] = Field(default_factory=lambda: [1, 5])
-    seed: int = 0
-    max_steps: int = Field(30, ge=1, description="Model calls allowed per trial.")
-    concurrency: int = Field(8, ge=1)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
+    max_steps: int = Field(30, ge=1, le=MAX_STEPS, description="Model calls allowed per trial.")
+    concurrency: int = Field(8, ge=1, le=MAX_CONCURRENCY)
 
     @field_validator("k")
     @classmethod
     def _positive_k(cls, value: list[int]) -> list[int]:
-        if not value or any(k < 1 for k in value):
-            raise ValueError("k values must be positive integers")
+        if not value or any(not 1 <= k <= MAX_TRIALS for k in value):
+            raise ValueError(f"k values must be whole numbers from 1 to {MAX_TRIALS:,}")
         return sorted(set(value))
 
 
-class ModelSettings(BaseModel):
+class ModelSettings(Numbers):
     """Per-model request settings, from the suite or the command line."""
 
     model_config = ConfigDict(extra="forbid")
@@ -457,6 +470,11 @@ class SuiteFile(Strict):
     version: str = "1"
     description: str = ""
     policy: str | None = Field(None, description="Markdown file: the agent's system prompt.")
+    allow_outside: list[str] = Field(
+        default_factory=list,
+        description="Folders outside the suite folder that its files (policy, data, tasks, "
+        "Python modules, OpenAPI documents) may come from; relative to the suite folder.",
+    )
     policy_rules: list[PolicyRuleEntry] = Field(
         default_factory=list,
         description="Rules checked on every task's transcript: a rule's name, or its name "

@@ -4,9 +4,9 @@ that is the runtime's part of loading (`toolproof.runtime.discover`)."""
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
+import os
 import zlib
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolproof.errors import SuiteError
+from toolproof.spec.files import FileProblem, gunzip, read_file
 from toolproof.spec.models import SuiteFile, TaskSpec
 from toolproof.spec.source import (
     SUITE_FILE,
@@ -37,14 +38,18 @@ def read_suite(path: str | Path) -> SuiteSource:
     suite_path = given / SUITE_FILE if given.is_dir() else given
     root = suite_path.parent.resolve()
     suite_path = root / suite_path.name
-    if not suite_path.is_file():
+    if not os.path.lexists(suite_path):
         raise SuiteError.at(shown(suite_path), None, "no suite here: suite.yaml not found")
     where = shown(suite_path)
-    raw = load_yaml(suite_path, where)
+    try:
+        text = read_file(suite_path)
+    except FileProblem as exc:
+        raise SuiteError.at(where, None, str(exc)) from None
+    raw = load_yaml(suite_path, where, text)
     source = SuiteSource(
         root=root, path=suite_path, raw=raw if isinstance(raw, LineDict) else LineDict()
     )
-    source.read(suite_path)
+    source.record(suite_path, text)
     if not isinstance(raw, LineDict):
         raise SuiteError.at(where, 1, "suite.yaml must be a mapping of fields")
     entries = raw.get("tasks")
@@ -102,9 +107,12 @@ def _policy(source: SuiteSource, file: SuiteFile) -> str:
         return ""
     try:
         return source.read(source.root / file.policy).decode("utf-8")
-    except FileNotFoundError:
-        source.suite_problem(["policy"], f"policy file not found: {file.policy}")
-    except (OSError, UnicodeDecodeError) as exc:
+    except FileProblem as exc:
+        if str(exc) == "file not found":
+            source.suite_problem(["policy"], f"policy file not found: {file.policy}")
+        else:
+            source.suite_problem(["policy"], f"policy {file.policy}: {exc}")
+    except UnicodeDecodeError as exc:
         source.suite_problem(["policy"], f"cannot read policy: {exc}")
     return ""
 
@@ -114,8 +122,12 @@ def _world_data(source: SuiteSource, file: SuiteFile) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for i, item in enumerate(file.world.data):
         path = source.root / item
-        if not path.exists():
+        if not os.path.lexists(path):
             source.suite_problem(["world", "data", i], f"world data not found: {item}")
+            continue
+        outside = source.outside(path)
+        if outside is not None:
+            source.suite_problem(["world", "data", i], f"world data {item}: {outside}")
             continue
         files = (
             sorted(p for p in path.iterdir() if p.name.endswith(DATA_SUFFIXES))
@@ -123,7 +135,11 @@ def _world_data(source: SuiteSource, file: SuiteFile) -> dict[str, Any]:
             else [path]
         )
         for data_file in files:
-            content = _data_file(source, data_file)
+            try:
+                content = _data_file(source, data_file)
+            except FileProblem as exc:
+                source.suite_problem(["world", "data", i], f"{shown(data_file)}: {exc}")
+                continue
             if content is not None:
                 data[data_file.name.split(".")[0]] = content
     return data
@@ -131,42 +147,46 @@ def _world_data(source: SuiteSource, file: SuiteFile) -> dict[str, Any]:
 
 def _data_file(source: SuiteSource, path: Path) -> Any:
     """A world data file's content (a mapping or a list, as JSON or YAML), or None with its
-    problem reported. JSON nested deeper than `MAX_DEPTH` levels is refused, as YAML is."""
-    content = _data_content(source, path)
+    problem reported; FileProblem when it cannot be read. JSON nested deeper than
+    `MAX_DEPTH` levels is refused, as YAML is."""
+    if not path.name.endswith(DATA_SUFFIXES):
+        source.problem(path, None, "world data files are .json, .json.gz, .yaml or .yml")
+        return None
+    raw = source.read(path)
+    content = _data_content(source, path, raw)
     if too_deep(content):
         source.problem(path, None, f"nesting deeper than {MAX_DEPTH} levels")
         return None
     return content
 
 
-def _data_content(source: SuiteSource, path: Path) -> Any:
+def _data_content(source: SuiteSource, path: Path, raw: bytes) -> Any:
     if path.name.endswith(".json.gz"):
         try:
-            return json.loads(gzip.decompress(source.read(path)))
+            return json.loads(gunzip(raw))
         except RecursionError:
             source.problem(path, None, f"nesting deeper than {MAX_DEPTH} levels")
             return None
-        except (OSError, EOFError, ValueError, zlib.error) as exc:  # a damaged .gz too
+        except (EOFError, ValueError, zlib.error) as exc:  # a damaged .gz too
             source.problem(path, None, f"cannot read: {exc}")
             return None
     if path.suffix == ".json":
         try:
-            return json.loads(source.read(path))
+            return json.loads(raw)
         except RecursionError:
             source.problem(path, None, f"nesting deeper than {MAX_DEPTH} levels")
             return None
         except json.JSONDecodeError as exc:
             source.problem(path, exc.lineno, f"JSON syntax error: {exc.msg}")
             return None
-    if path.suffix in (".yaml", ".yml"):
-        try:
-            source.read(path)
-            return load_yaml(path, shown(path))
-        except SuiteError as exc:
-            source.problems.extend(exc.problems)
+        except UnicodeDecodeError as exc:
+            source.problem(path, None, f"cannot read: {exc}")
             return None
-    source.problem(path, None, "world data files are .json, .json.gz, .yaml or .yml")
-    return None
+    try:
+        return load_yaml(path, shown(path), raw)
+    except SuiteError as exc:
+        source.problems.extend(exc.problems)
+        return None
 
 
 def _tasks(source: SuiteSource, entries: list[Any]) -> list[Task]:
@@ -174,7 +194,11 @@ def _tasks(source: SuiteSource, entries: list[Any]) -> list[Task]:
     included: set[Path] = set()
     for i, entry in enumerate(entries):
         if isinstance(entry, str):
-            matches = sorted(source.root.glob(entry))
+            outside = source.outside(_glob_base(source, entry))
+            if outside is not None:
+                source.suite_problem(["tasks", i], f"tasks '{entry}': {outside}")
+                continue
+            matches = _task_paths(source, entry)
             if not matches:
                 source.suite_problem(["tasks", i], f"no task files match '{entry}'")
             for path in matches:
@@ -184,7 +208,10 @@ def _tasks(source: SuiteSource, entries: list[Any]) -> list[Task]:
                     )
                     continue
                 included.add(path)
-                tasks.extend(_task_file(source, path))
+                try:
+                    tasks.extend(_task_file(source, path))
+                except FileProblem as exc:
+                    source.suite_problem(["tasks", i], f"{shown(path)}: {exc}")
         elif isinstance(entry, dict):
             task = _task(source, entry, source.where, ["tasks", i], source.raw)
             if task is not None:
@@ -194,14 +221,42 @@ def _tasks(source: SuiteSource, entries: list[Any]) -> list[Task]:
     return tasks
 
 
-def _task_file(source: SuiteSource, path: Path) -> list[Task]:
-    where = shown(path)
+GLOB_CHARS = frozenset("*?[")
+
+
+def _glob_base(source: SuiteSource, pattern: str) -> Path:
+    """The folder a task glob searches: its parts before the first wildcard (a plain file
+    name's folder)."""
+    parts = Path(pattern).parts
+    wild = next((i for i, part in enumerate(parts) if GLOB_CHARS & set(part)), len(parts) - 1)
+    return source.root.joinpath(*parts[:wild])
+
+
+def _task_paths(source: SuiteSource, pattern: str) -> list[Path]:
+    """The files a task entry names, in order: a glob's matches (an absolute one searched
+    from its root), or the one file it names when it has no wildcard."""
+    path = source.root / pattern
+    if not GLOB_CHARS & set(pattern):
+        return [path] if os.path.lexists(path) else []
+    anchor = Path(pattern).anchor
     try:
-        data = load_yaml(path, where)
+        if anchor:
+            return sorted(Path(anchor).glob(pattern[len(anchor) :]))
+        return sorted(source.root.glob(pattern))
+    except (ValueError, OSError):  # a malformed pattern, an unreadable folder
+        return []
+
+
+def _task_file(source: SuiteSource, path: Path) -> list[Task]:
+    """A task file's tasks (problems in it are reported at it); FileProblem when it cannot
+    be read."""
+    where = shown(path)
+    raw = source.read(path)
+    try:
+        data = load_yaml(path, where, raw)
     except SuiteError as exc:
         source.problems.extend(exc.problems)
         return []
-    source.read(path)
     if isinstance(data, LineDict):
         found = _task(source, data, where, [], data)
         return [found] if found else []

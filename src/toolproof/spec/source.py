@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from toolproof.errors import Problem
+from toolproof.spec.files import FileProblem, read_file, resolved
 from toolproof.spec.models import SuiteFile, TaskSpec
 from toolproof.spec.yamlload import LineDict, line_of
 
@@ -17,10 +19,11 @@ SUITE_FILE = "suite.yaml"
 
 def shown(path: Path) -> str:
     """A path as users typed it: relative to the working directory when possible."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+    here = Path.cwd().resolve()
+    for whole in (Path(os.path.abspath(path)), resolved(path)):  # a link's own name first
+        if whole is not None and whole.is_relative_to(here):
+            return str(whole.relative_to(here))
+    return str(path)
 
 
 @dataclass(frozen=True)
@@ -79,16 +82,44 @@ class SuiteSource:
         self.problems.append(Problem(self.where, line_of(self.raw, loc), message))
 
     def read(self, path: Path) -> bytes:
-        """A file of the suite, remembered for the content hash."""
-        data = path.read_bytes()
+        """A file of the suite, remembered for the content hash. FileProblem when it lies
+        outside the suite folder (and the folders `allow_outside` names), is no regular
+        file, or is too large."""
+        outside = self.outside(path)
+        if outside is not None:
+            raise FileProblem(outside)
+        data = read_file(path)
         self.record(path, data)
         return data
 
+    def outside(self, path: Path) -> str | None:
+        """Why the suite may not read `path` (symlinks followed): it is outside the suite
+        folder and the folders `allow_outside` names, or a symlink loop; None when it may."""
+        real = resolved(path)
+        if real is None:
+            return "a symlink loop"
+        if any(real.is_relative_to(folder) for folder in self.folders()):
+            return None
+        return (
+            f"outside the suite folder ({real}); to read it from there, name its folder "
+            "under allow_outside: in suite.yaml"
+        )
+
+    def folders(self) -> list[Path]:
+        """Where the suite's files may lie: its folder, and those `allow_outside` names."""
+        allowed = self.file.allow_outside if self.file is not None else []
+        outside = (resolved(self.root / folder) for folder in allowed)
+        return [self.root, *(folder for folder in outside if folder is not None)]
+
     def record(self, path: Path | str, data: bytes) -> None:
-        """Something the suite's content depends on: a file of the folder (by its path
-        relative to the folder), or a named blob like a server's tool list."""
-        key = path.relative_to(self.root).as_posix() if isinstance(path, Path) else path
-        self.files[key] = data
+        """Something the suite's content depends on: a file (by its path relative to the
+        folder, `../shared/x.yaml` for one outside it), or a named blob like a server's
+        tool list."""
+        self.files[self.key(path) if isinstance(path, Path) else path] = data
+
+    def key(self, path: Path) -> str:
+        """A file's name in `files`: its path relative to the suite folder."""
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
 
 
 def validation_problems(exc: ValidationError, data: Any, where: str) -> list[Problem]:

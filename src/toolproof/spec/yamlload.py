@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from toolproof.errors import Problem, SuiteError
+from toolproof.spec.files import FileProblem, read_file
 
 
 class LineDict(dict[str, Any]):
@@ -158,14 +159,15 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _constru
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 
-def load_yaml(path: Path, display: str | None = None) -> Any:
-    """Parse one YAML (or JSON) file; a syntax error becomes a located SuiteError."""
+def load_yaml(path: Path, display: str | None = None, data: bytes | None = None) -> Any:
+    """Parse one YAML (or JSON) file, or its bytes `data` already read; a file that cannot
+    be read (`read_file`) or a syntax error becomes a located SuiteError."""
     shown = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SuiteError.at(shown, None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = (read_file(path) if data is None else data).decode("utf-8")
+    except FileProblem as exc:
+        raise SuiteError.at(shown, None, str(exc)) from None
+    except UnicodeDecodeError as exc:
         raise SuiteError.at(shown, None, f"cannot read file: {exc}") from None
     try:
         return yaml.load(text, Loader=_Loader)

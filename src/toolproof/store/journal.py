@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from pydantic import ValidationError
 from sqlalchemy import (
     JSON,
     Connection,
@@ -36,6 +37,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from toolproof.errors import StoreError, UsageError
 from toolproof.records import RunConfig, RunRecord
+from toolproof.redact import redacted
 from toolproof.store import lease as leases
 from toolproof.store import manifest as _manifest  # noqa: F401 - registers run_manifests
 from toolproof.store.lease import Lease
@@ -59,19 +61,34 @@ DEFAULT_URL = "sqlite:///toolproof.db"
 OUTCOME_COLUMNS = tuple(c.name for c in trials.c if c.name not in ("id", "result", "sha256"))
 """A trial's light columns: what metrics read (`Store.outcomes`)."""
 
+REQUIRED_TABLES = frozenset({"runs", "run_tasks", "trials", "run_leases"})
+"""The tables every store of this schema has; without one it is damaged."""
+
 LOCK_KEY = 0x746F6F6C70726F66
 """The PostgreSQL advisory lock that serialises toolproof's check-then-write steps."""
 
 
 def store_url(value: str | None) -> str:
-    """A SQLAlchemy URL from --store: a URL as is, a plain path as a SQLite file."""
-    if not value:
+    """A SQLAlchemy URL from --store: a URL as is, a plain path as a SQLite file; not given,
+    ./toolproof.db. An empty one is a usage error (it would quietly mean ./toolproof.db)."""
+    if value is None:
         return DEFAULT_URL
+    if not value.strip():
+        raise UsageError(f"--store {value!r}: give a SQLite file or a SQLAlchemy URL")
     return value if "://" in value else f"sqlite:///{value}"
 
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class WriteFailed(StoreError):
+    """The database refused to record trials (a full disk, a lost connection); `reason` is
+    what it said. Nothing of the refused transaction was kept."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -94,24 +111,35 @@ class Store:
 
     def __init__(self, url: str | None = None) -> None:
         self.url = store_url(url)
+        self.shown = redacted(self.url)
+        """The URL as messages show it: without its password."""
         self._sound = False
         try:
             self.engine: Engine = create_engine(
                 self.url, json_serializer=json_text, json_deserializer=orjson.loads
             )
         except Exception as exc:
-            raise StoreError(f"--store {self.url}: {exc}") from None
+            raise StoreError(redacted(f"--store {self.shown}: {exc}")) from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         try:
             self._check_schema()
         except DBAPIError as exc:
-            raise StoreError(f"cannot open store {self.url}: {failure(exc)}") from None
+            raise StoreError(f"cannot open store {self.shown}: {failure(exc)}") from None
 
     def _check_schema(self) -> None:
-        """Create the tables in a new store, upgrade one of schema 1 or 2, refuse another.
-        Everything that writes happens under the write lock, after looking again."""
-        if self._version(inspect(self.engine).get_table_names()) == SCHEMA_VERSION:
+        """Create the tables in a new store, upgrade one of an older schema, refuse another,
+        and one whose tables are missing. Everything that writes happens under the write
+        lock, after looking again."""
+        tables = inspect(self.engine).get_table_names()
+        if self._version(tables) == SCHEMA_VERSION:
+            missing = sorted(REQUIRED_TABLES - set(tables))
+            if missing:
+                raise StoreError(
+                    f"store {self.shown} is damaged (its {', '.join(missing)} table is "
+                    "missing): nothing was written to it; restore it from a copy, or give "
+                    "another --store"
+                )
             return
         with self._write_lock() as conn:
             tables = inspect(conn).get_table_names()
@@ -123,10 +151,10 @@ class Store:
                 conn.execute(meta.insert().values(key="schema_version", value=SCHEMA_VERSION))
             elif version in UPGRADABLE:
                 self.check_sound()
-                upgrade(conn, self.url)
+                upgrade(conn, self.shown)
             else:
                 raise StoreError(
-                    f"store {self.url} has results schema {version or 'of an early version'}, "
+                    f"store {self.shown} has results schema {version or 'of an early version'}, "
                     f"this toolproof writes schema {SCHEMA_VERSION}; use another --store "
                     "(the old one stays readable by the version that wrote it)"
                 )
@@ -165,7 +193,7 @@ class Store:
         if found != ["ok"]:
             lines = [line for text in found for line in text.splitlines() if "***" not in line]
             raise StoreError(
-                f"store {self.url} is damaged ({'; '.join(lines[:2])}): nothing was written to "
+                f"store {self.shown} is damaged ({'; '.join(lines[:2])}): nothing was written to "
                 "it; restore it from a copy, or give another --store"
             )
         self._sound = True
@@ -232,7 +260,7 @@ class Store:
             return matches[0]
         if not matches:
             if ref == "latest":
-                raise StoreError(f"no run in {self.url} yet, so no 'latest' run")
+                raise StoreError(f"no run in {self.shown} yet, so no 'latest' run")
             self.run(ref)  # raises, naming the latest runs
         shown = ", ".join(matches[:10]) + (", ..." if len(matches) > 10 else "")
         raise UsageError(f"run id '{ref}' is ambiguous: {shown} start with it; give more of it")
@@ -246,8 +274,16 @@ class Store:
                     select(runs.c.id).order_by(runs.c.created_at.desc()).limit(5)
                 ).scalars()
                 hint = ", ".join(known) or "none"
-                raise StoreError(f"no run '{run_id}' in {self.url} (latest: {hint})")
+                raise StoreError(f"no run '{run_id}' in {self.shown} (latest: {hint})")
+        try:
             return RunRecord.model_validate(dict(row))
+        except ValidationError as exc:  # stored by a toolproof that let a bad value through
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"] if p not in ("int", "float", "str"))
+            raise StoreError(
+                f"run {run_id} in {self.shown} cannot be read: its {where} is "
+                f"{first['input']!r}, not a valid value (an earlier toolproof stored it)"
+            ) from None
 
     def runs(self, limit: int = 20) -> list[dict[str, Any]]:
         counts = (
@@ -288,11 +324,14 @@ class Store:
                     f"run {run_id} already has {result.task_id} trial {result.trial}"
                 ) from None
             raise StoreError(
-                f"cannot record {result.task_id} trial {result.trial} in {self.url}: {failure(exc)}"
+                f"cannot record {result.task_id} trial {result.trial} in {self.shown}: "
+                f"{failure(exc)}"
             ) from None
         except DBAPIError as exc:
-            raise StoreError(
-                f"cannot record {result.task_id} trial {result.trial} in {self.url}: {exc.orig}"
+            raise WriteFailed(
+                f"cannot record {result.task_id} trial {result.trial} in {self.shown}: "
+                f"{failure(exc)}",
+                failure(exc),
             ) from None
 
     def _holds(self, run_id: str, result: TrialResult) -> bool:
@@ -320,9 +359,10 @@ class Store:
                 self.write(run_id, result)
         except DBAPIError as exc:
             first = results[0]
-            raise StoreError(
+            raise WriteFailed(
                 f"cannot record {first.task_id} trial {first.trial} and {len(results) - 1} "
-                f"more in {self.url}: {exc.orig}"
+                f"more in {self.shown}: {failure(exc)}",
+                failure(exc),
             ) from None
 
     def spent(self, run_id: str) -> float:
@@ -432,8 +472,8 @@ def _scalar(value: Any) -> str | None:
 
 
 def failure(exc: DBAPIError) -> str:
-    """The first line of what the database said, for a one-line error."""
-    return (str(exc.orig).strip().splitlines() or ["failed"])[0]
+    """The first line of what the database said, for a one-line error (no password in it)."""
+    return redacted((str(exc.orig).strip().splitlines() or ["failed"])[0])
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

@@ -14,11 +14,13 @@ import platform
 import threading
 import time
 import uuid
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, select, update
+from sqlalchemy.exc import DBAPIError
 
 from toolproof.errors import StoreError
 from toolproof.store.schema import run_leases
@@ -135,7 +137,10 @@ class Lease:
             return conn.execute(query).rowcount == 1
 
     def release(self) -> None:
-        """Stop renewing and give the run up (idempotent)."""
+        """Stop renewing and give the run up (idempotent). A store that cannot be written
+        (a full disk) keeps the lease row: it names this process, which is gone by the time
+        anyone resumes the run here, and lapses for other hosts; the error that stopped the
+        run is the one to report."""
         if self._stop.is_set():
             return
         self._stop.set()
@@ -143,7 +148,7 @@ class Lease:
         query = delete(run_leases).where(
             run_leases.c.run_id == self.run_id, run_leases.c.owner == self.owner
         )
-        with self.engine.begin() as conn:
+        with suppress(DBAPIError), self.engine.begin() as conn:
             conn.execute(query)
 
     def __enter__(self) -> Lease:

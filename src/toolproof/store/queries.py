@@ -16,6 +16,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from toolproof.errors import StoreError, UsageError
 from toolproof.metrics.breakdown import TaskMeta
 from toolproof.metrics.summary import InfraPolicy, RunSummary, run_summary
+from toolproof.redact import redacted
 from toolproof.store.journal import Store, failure, store_url
 from toolproof.store.schema import run_tasks, runs, trials
 
@@ -65,11 +66,11 @@ def open_existing(value: str | None) -> Store:
     """The store at --store for a reader that must not create one: a missing SQLite file,
     an unreachable server or a database without toolproof's tables is a StoreError."""
     url = store_url(value)
+    shown = redacted(url)
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise UsageError(f"--store {value!r}: give a SQLite file or a SQLAlchemy URL") from None
-    shown = parsed.render_as_string(hide_password=True)
+        raise UsageError(f"--store {shown!r}: give a SQLite file or a SQLAlchemy URL") from None
     if parsed.get_backend_name() == "sqlite":
         path = parsed.database or ""
         if path in ("", ":memory:") or not Path(path).is_file():
@@ -80,7 +81,7 @@ def open_existing(value: str | None) -> Store:
     try:
         engine = create_engine(url)
     except Exception as exc:
-        raise StoreError(f"--store {shown}: {exc}") from None
+        raise StoreError(redacted(f"--store {shown}: {exc}")) from None
     try:
         tables = set(inspect(engine).get_table_names())
     except DBAPIError as exc:

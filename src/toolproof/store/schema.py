@@ -142,14 +142,14 @@ JSON, 1 also lacks `run_manifests`. Old results stay as they are (`payload.decod
 both forms) and their rows without a record hash (a manifest computes it)."""
 
 
-def upgrade(conn: Connection, url: str) -> None:
+def upgrade(conn: Connection, shown: str) -> None:
     """Bring a store of an UPGRADABLE schema to this one (inside the caller's transaction).
     SQLite's result column takes the compressed bytes as it is; PostgreSQL's json one becomes
     bytea holding each result's JSON text."""
     dialect = conn.dialect.name
     if dialect not in ("sqlite", "postgresql"):
         raise StoreError(
-            f"store {url} has an older results schema, which toolproof upgrades in SQLite and "
+            f"store {shown} has an older results schema, which toolproof upgrades in SQLite and "
             "PostgreSQL only; use another --store (the old one stays readable by the version "
             "that wrote it)"
         )

@@ -83,10 +83,13 @@ def undecorated(source: SuiteSource, backend: Backend, name: str) -> str | None:
     if not isinstance(backend, PythonBackend):
         return None
     path = source.root / backend.module
+    text = source.files.get(source.key(path))
     try:
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return None  # reported where the module is imported
+        tree = ast.parse(text) if text is not None else None
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is None:
+        return None  # the module could not be read or imported: reported there
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             if any(_names_tool(d) for d in node.decorator_list):

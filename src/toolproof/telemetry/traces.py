@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from toolproof.errors import Problem, SuiteError
 from toolproof.models.base import ToolCall, Usage
+from toolproof.spec.files import FileProblem, read_file
+from toolproof.spec.yamlload import MAX_DEPTH, too_deep
 from toolproof.telemetry import semconv as sc
 from toolproof.transcript import (
     EndEvent,
@@ -174,11 +176,13 @@ def read_spans(path: Path) -> list[Span]:
     """Every span in a trace file; a file that is not one of the formats is a located error."""
     shown = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_file(path).decode("utf-8")
+    except (FileProblem, UnicodeDecodeError) as exc:
         raise SuiteError.at(shown, None, f"cannot read the trace file: {exc}") from None
     try:
         documents = [(1, json.loads(text))]
+    except RecursionError:
+        raise SuiteError.at(shown, None, f"nesting deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError:
         documents = []
         problems = []
@@ -189,8 +193,13 @@ def read_spans(path: Path) -> list[Span]:
                 documents.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
                 problems.append(Problem(shown, number, f"not JSON: {exc.msg}"))
+            except RecursionError:
+                problems.append(Problem(shown, number, f"nesting deeper than {MAX_DEPTH} levels"))
         if problems:
             raise SuiteError(problems) from None
+    for number, document in documents:
+        if too_deep(document):
+            raise SuiteError.at(shown, number, f"nesting deeper than {MAX_DEPTH} levels")
     spans: list[Span] = []
     for number, document in documents:
         items = document if isinstance(document, list) else [document]
@@ -248,10 +257,17 @@ def parsed_json(conversation: Conversation, span: Span, name: str, text: Any) ->
     if not isinstance(text, str):
         return text
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        deep = too_deep(value)
     except json.JSONDecodeError:
         conversation.problem(span, f"attribute {name} is not JSON")
         return None
+    except RecursionError:
+        deep = True
+    if deep:
+        conversation.problem(span, f"attribute {name} nests deeper than {MAX_DEPTH} levels")
+        return None
+    return value
 
 
 def oi_messages(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
@@ -363,8 +379,9 @@ def tool_event(conversation: Conversation, span: Span, t: float) -> ToolCallEven
     result_key = sc.TOOL_RESULT if sc.TOOL_RESULT in attributes else sc.OI_OUTPUT_VALUE
     result = attributes.get(result_key)
     if isinstance(result, str):
-        with contextlib.suppress(json.JSONDecodeError):
-            result = json.loads(result)
+        with contextlib.suppress(json.JSONDecodeError, RecursionError):
+            parsed = json.loads(result)
+            result = result if too_deep(parsed) else parsed
     error_kind = attributes.get(sc.TOOL_ERROR_KIND) or attributes.get(sc.ERROR_TYPE)
     return ToolCallEvent(
         t=t,

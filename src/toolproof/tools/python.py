@@ -14,6 +14,8 @@ into JSON the same way (a date becomes its ISO string).
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import datetime
 import decimal
 import enum
@@ -40,7 +42,17 @@ from typing import (
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from toolproof.errors import ToolCrashed
 from toolproof.tools.base import Tool, ToolContext, ToolError, ToolResult, ToolSchema
+from toolproof.tools.guard import (
+    Overran,
+    ProcessExit,
+    call_with_deadline,
+    can_interrupt,
+    exits_refused,
+    in_thread,
+    raised_inside,
+)
 from toolproof.world import thaw
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,6 +69,9 @@ STRING_SCALARS: tuple[type, ...] = (
 )
 CONTAINERS: tuple[Any, ...] = (list, tuple, dict, Sequence, Mapping)
 COMBINATIONS: tuple[Any, ...] = (Union, types.UnionType, Annotated)
+DEFAULT_TIMEOUT_S = 30.0
+"""Seconds a Python tool's call may take when neither the tool nor its backend says."""
+MAX_TIMEOUT_S = 86_400.0
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -138,14 +153,24 @@ def raised_at(exc: BaseException, func: Callable[..., Any]) -> str:
 
 
 class PythonTool(Tool):
-    """A tool backed by a Python function."""
+    """A tool backed by a Python function, bounded by a timeout (`timeout_s`: its own, else
+    its backend's, else DEFAULT_TIMEOUT_S)."""
 
     def __init__(
-        self, func: Callable[..., Any], *, name: str | None, description: str | None, write: bool
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None,
+        description: str | None,
+        write: bool,
+        timeout_s: float | None = None,
     ) -> None:
         self.func = func
         self.write = write
         self.is_async = inspect.iscoroutinefunction(func)
+        self.own_timeout_s = timeout_s
+        self.timeout_s = timeout_s or DEFAULT_TIMEOUT_S
+        self.folder = Path(func.__code__.co_filename).parent
         doc_description, doc_params = parse_docstring(func.__doc__)
         hints = get_type_hints(func)
         signature = inspect.signature(func)
@@ -180,6 +205,15 @@ class PythonTool(Tool):
             description=description or doc_description,
             parameters=parameters,
         )
+
+    def bounded(self, timeout_s: float) -> PythonTool:
+        """This tool with its backend's timeout, unless it sets its own (a copy: two
+        backends of one module may differ)."""
+        if self.own_timeout_s is not None or timeout_s == self.timeout_s:
+            return self
+        bound = copy.copy(self)
+        bound.timeout_s = timeout_s
+        return bound
 
     def _integral(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """JSON has one number type: 1.0 is a valid `integer` under the schema the model sees."""
@@ -225,12 +259,20 @@ class PythonTool(Tool):
         if "context" in self.injected:
             kwargs["context"] = context
         try:
-            value = await self.func(**kwargs) if self.is_async else self.func(**kwargs)
+            if self.is_async or not can_interrupt():
+                value = await self._elsewhere(kwargs)
+            else:  # the common case, kept to plain calls
+                value = call_with_deadline(self.func, kwargs, self.timeout_s)
         except ToolError as exc:
             return ToolResult.error(exc.kind, str(exc))
         except Exception as exc:
             where = raised_at(exc, self.func)
             return ToolResult.error("exception", f"{type(exc).__name__}: {exc} (at {where})")
+        except BaseException as exc:
+            crash = self._crash(exc)
+            if crash is None:
+                raise
+            raise crash from None
         try:
             return ToolResult(content=to_jsonable_python(thaw(value)))
         except PydanticSerializationError:
@@ -239,6 +281,41 @@ class PythonTool(Tool):
                 f"{self.name} returned {type(value).__name__} data that is not JSON "
                 f"(tool defined at {_defined_at(self.func)})",
             )
+
+    def _crash(self, exc: BaseException) -> ToolCrashed | None:
+        """The crash a call that ended this way is: it ran past its timeout, or tried to end
+        the process (sys.exit, os._exit, a KeyboardInterrupt of its own). None for what must
+        go on up: Ctrl-C, a cancelled trial."""
+        if isinstance(exc, Overran):
+            return ToolCrashed(
+                f"{self.name} did not return within {self.timeout_s:g} s (its timeout_s)"
+            )
+        if isinstance(exc, SystemExit | ProcessExit):
+            how = "sys.exit" if isinstance(exc, SystemExit) else "os._exit"
+            return ToolCrashed(
+                f"{self.name} called {how}({exc.code!r}) (at {raised_at(exc, self.func)})"
+            )
+        if isinstance(exc, KeyboardInterrupt) and raised_inside(exc, self.folder):
+            return ToolCrashed(
+                f"{self.name} raised KeyboardInterrupt (at {raised_at(exc, self.func)})"
+            )
+        return None
+
+    async def _elsewhere(self, kwargs: dict[str, Any]) -> Any:
+        """A call that cannot be interrupted by a timer signal, within its timeout: a
+        coroutine under asyncio's timeout, a plain function off the main thread on a thread
+        of its own."""
+        with exits_refused():
+            if not self.is_async:
+                return await in_thread(self.func, kwargs, self.timeout_s)
+            limit = asyncio.timeout(self.timeout_s)
+            try:
+                async with limit:
+                    return await self.func(**kwargs)
+            except TimeoutError:
+                if limit.expired():
+                    raise Overran from None
+                raise
 
 
 class _NotJson(ValueError):
@@ -265,7 +342,11 @@ def tool(func: F, /) -> F: ...
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, write: bool = False
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    write: bool = False,
+    timeout_s: float | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -276,6 +357,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     write: bool = False,
+    timeout_s: float | None = None,
 ) -> Any:
     """Register a Python function as a tool; the function itself stays callable as before.
 
@@ -284,11 +366,15 @@ def tool(
         name: The name the model sees; defaults to the function's name.
         description: Overrides the docstring's description.
         write: True when the tool changes the world (policy checks and the oracle use it).
+        timeout_s: Seconds one call may take (default: its backend's `timeout_s`); a call
+            still running then ends its trial as failed.
     """
+    if timeout_s is not None and not 0 < timeout_s <= MAX_TIMEOUT_S:
+        raise ValueError(f"timeout_s={timeout_s!r}: give seconds above 0, at most 86400")
 
     def register(f: F) -> F:
         f.__toolproof_tool__ = PythonTool(  # type: ignore[attr-defined]
-            f, name=name, description=description, write=write
+            f, name=name, description=description, write=write, timeout_s=timeout_s
         )
         return f
 

@@ -22,7 +22,6 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from toolproof.errors import StoreError, ToolproofError, UsageError
@@ -81,7 +80,7 @@ class DashboardServer(ThreadingHTTPServer):
         self.dashboard = dashboard
         self.host = host
         self.loopback = is_loopback(host)
-        self.store_label = make_url(dashboard.store.url).render_as_string(hide_password=True)
+        self.store_label = dashboard.store.shown
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._assets: dict[str, bytes] = {}
         try:
