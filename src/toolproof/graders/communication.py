@@ -176,7 +176,7 @@ def fact_status(
     """Whether a fact was said after a source, in a message that commits to it."""
     forms = [tokens(option) for option in fact.options]
     sources = [tokens(form) for form in fact.sources]
-    rivals = competitors(fact, seen, alternatives or {}, others or [])
+    rivals: list[list[str]] | None = None
     status = Status("missing")
     for message, known in seen.said:
         if not any(contains(message, form) for form in forms):
@@ -187,6 +187,8 @@ def fact_status(
             if status.status == "missing":
                 status = Status("unsourced")
             continue
+        if rivals is None:
+            rivals = competitors(fact, seen, alternatives or {}, others or [])
         contrasted = any(word in message for word in CONTRAST)
         beside = tuple(
             " ".join(r)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from toolproof.conversation import PHONE_DIGITS
@@ -39,7 +40,14 @@ def identifier(value: Any) -> str | None:
     None for a value too short or not a string or number."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         return None
-    text = str(value).strip()
+    return _identifier(str(value))
+
+
+@lru_cache(maxsize=16384)
+def _identifier(value: str) -> str | None:
+    """`identifier` of a text, remembered: every trial of a task shows the same records, and
+    a suite's world holds a few thousand ids (a bounded cache: some hundreds of kB)."""
+    text = value.strip()
     if len(text) < MIN_ID_CHARS and not (len(text) >= 2 and any(c.isdigit() for c in text)):
         return None
     if _PHONE.fullmatch(text):
@@ -80,7 +88,7 @@ class Ownership:
             if isinstance(named, str | int) and not isinstance(named, bool):
                 owner = str(named)
             else:
-                owner = self.owner_of(_direct(value)) or owner
+                owner = self.owner_of(_ids(value, self.field)) or owner
             for name, item in value.items():
                 yield from self._walk(item, owner, str(name))
         elif isinstance(value, list):
@@ -90,10 +98,6 @@ class Ownership:
             text = str(value).strip()
             if len(text) >= MIN_ID_CHARS:
                 yield owner, key, text
-
-
-def _direct(record: Mapping[str, Any]) -> list[Any]:
-    return [v for v in record.values() if isinstance(v, str | int) and not isinstance(v, bool)]
 
 
 def index_world(
