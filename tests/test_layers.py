@@ -46,6 +46,7 @@ def imported(package: str) -> dict[str, set[str]]:
                 "toolproof.transcript",
                 "toolproof.conversation",
                 "toolproof.world",  # world diffs are data: a differing state names its paths
+                "toolproof.registry",  # graders register by name, like every plug-in
             ),
         ),
     ],

@@ -482,10 +482,3 @@ def http_agent(url: str, settings: HttpSettings | None = None) -> AgentChoice:
         return HttpAgent(url, context, chosen)
 
     return AgentChoice(redacted(url), make, f"http:{url}")
-
-
-def resolve_external(spec: str) -> AgentChoice:
-    """A bring-your-own agent from its --agent value."""
-    if spec.startswith("python:"):
-        return python_agent(spec)
-    return http_agent(spec)

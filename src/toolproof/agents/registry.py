@@ -1,9 +1,14 @@
 """Agents by name, as the command line gives them: oracle, the adversarial baselines,
-scripted:FILE, external agents, or models."""
+scripted:FILE, external agents, or models.
+
+Every name is an entry of `AGENTS`; an entry whose name ends in `:` takes what follows it
+(`scripted:FILE`, `python:MODULE:FUNCTION`, `http://URL`). An agent is one implementation
+plus one registration here."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,16 +22,12 @@ from toolproof.models.base import ModelClient
 from toolproof.models.pricing import PriceTable
 from toolproof.models.registry import build_client, choose_model
 from toolproof.models.scripted import ScriptedModel, load_script
+from toolproof.registry import Registry
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
 from toolproof.users.llm import LLMUser
 from toolproof.users.scripted import User, UserFactory, scripted_user
-
-KNOWN = (
-    f"oracle, retrying-oracle, {', '.join(ADVERSARIES)}, scripted:FILE, python:MODULE:FUNCTION, "
-    "http://URL (or --model provider/name)"
-)
 
 
 @dataclass(frozen=True)
@@ -39,31 +40,72 @@ class AgentChoice:
     model: str = ""
 
 
+Resolve = Callable[[str], AgentChoice]
+"""Turns a whole --agent value into the agent it names."""
+
+AGENTS: Registry[Resolve] = Registry("agent")
+
+
+def fixed(factory: AgentFactory) -> Callable[[], Resolve]:
+    """The registration of a built-in agent without settings: its name is its identity."""
+
+    def load() -> Resolve:
+        return lambda spec: AgentChoice(spec, factory, spec)
+
+    return load
+
+
+AGENTS.register("oracle")(fixed(OracleAgent))
+AGENTS.register("retrying-oracle")(fixed(RetryingOracle))
+for _name, _adversary in ADVERSARIES.items():
+    AGENTS.register(_name)(fixed(_adversary))
+
+
+@AGENTS.register("scripted:", shown="scripted:FILE")
+def scripted() -> Resolve:
+    return scripted_agent
+
+
+@AGENTS.register("python:", shown="python:MODULE:FUNCTION")
+def python_function() -> Resolve:
+    from toolproof.agents.external import python_agent
+
+    return python_agent
+
+
+@AGENTS.register("https:", shown="https://URL")
+@AGENTS.register("http:", shown="http://URL")
+def http_service() -> Resolve:
+    from toolproof.agents.external import http_agent
+
+    return http_agent
+
+
 def resolve_agent(spec: str) -> AgentChoice:
     """Turn an --agent value into a factory; unknown names are usage errors."""
-    if spec == "oracle":
-        return AgentChoice("oracle", OracleAgent, "oracle")
-    if spec in ADVERSARIES:
-        return AgentChoice(spec, ADVERSARIES[spec], spec)
-    if spec == "retrying-oracle":
-        return AgentChoice("retrying-oracle", RetryingOracle, "retrying-oracle")
-    if spec.startswith("scripted:"):
-        path = Path(spec.removeprefix("scripted:"))
-        if not path.is_file():
-            raise UsageError(f"--agent {spec}: script file not found")
-        script = load_script(path)
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    head, colon, _ = spec.partition(":")
+    name = spec if spec in AGENTS else head + colon
+    if name not in AGENTS:
+        raise UsageError(
+            f"--agent {spec!r}: unknown agent; use one of {AGENTS.known()} "
+            "(or --model provider/name)"
+        )
+    return AGENTS.get(name)(spec)
 
-        def scripted(context: TrialContext) -> Agent:
-            model = ScriptedModel(script.turns_for(context.task.id), script.latency_s)
-            return LoopAgent(model, context)
 
-        return AgentChoice(spec, scripted, f"scripted:{digest}")
-    if spec.startswith(("python:", "http://", "https://")):
-        from toolproof.agents.external import resolve_external
+def scripted_agent(spec: str) -> AgentChoice:
+    """`scripted:FILE`: the built-in loop over a model that replays the file's turns."""
+    path = Path(spec.removeprefix("scripted:"))
+    if not path.is_file():
+        raise UsageError(f"--agent {spec}: script file not found")
+    script = load_script(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
-        return resolve_external(spec)
-    raise UsageError(f"--agent {spec!r}: unknown agent; use one of {KNOWN}")
+    def make(context: TrialContext) -> Agent:
+        model = ScriptedModel(script.turns_for(context.task.id), script.latency_s)
+        return LoopAgent(model, context)
+
+    return AgentChoice(spec, make, f"scripted:{digest}")
 
 
 def model_agent(name: str, identity: str, client: ModelClient) -> AgentChoice:

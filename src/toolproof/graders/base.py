@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolproof.graders.ownership import Ownership
-from toolproof.spec.models import Expectations
+from toolproof.spec.models import Expectations, PolicyRuleSpec
 from toolproof.transcript import Transcript
 from toolproof.world import Change
 
@@ -56,7 +56,9 @@ class Evidence:
     them competes with the others."""
 
 
-Grader = Callable[[Expectations, Evidence], list[Verdict]]
+Grader = Callable[[Expectations, list[PolicyRuleSpec], Evidence], list[Verdict]]
+"""A grader: a task's expectations, the suite's policy rules and a trial's evidence to
+verdicts (registered in `toolproof.graders.registry.GRADERS`)."""
 
 
 def matches(arguments: dict[str, Any] | None, subset: dict[str, Any]) -> bool:

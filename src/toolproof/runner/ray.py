@@ -27,7 +27,7 @@ from toolproof.agents.registry import resolve_agents, resolve_user
 from toolproof.config import config_path, load_config
 from toolproof.errors import ToolproofError, UsageError
 from toolproof.models.http import close_shared
-from toolproof.models.registry import KEY_VARIABLES
+from toolproof.models.registry import key_variables
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.runner.gold import GoldReplay
@@ -271,7 +271,7 @@ def skipped(name: str) -> bool:
 def credentials(suite: Suite) -> dict[str, str]:
     """The driver's API keys the run's models may need: the providers' usual variables and
     any a model entry names."""
-    names = set(KEY_VARIABLES.values())
+    names = key_variables()
     for entry in [*load_config().models.values(), *suite.file.models.values()]:
         if entry.api_key_env:
             names.add(entry.api_key_env)

@@ -187,7 +187,7 @@ def discover(source: SuiteSource) -> Discovered:
     found = Discovered()
     try:
         for name, backend in file.backends.items():
-            found.tools[name] = KINDS[backend.type](discovery, name, backend)
+            found.tools[name] = KINDS.get(backend.type)(discovery, name, backend)
         found.world = {**source.data, **_factory(discovery, file)}
         checks = [(t, i, c) for t in source.tasks for i, c in enumerate(t.spec.expect.check)]
         if checks:

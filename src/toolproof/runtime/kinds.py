@@ -1,8 +1,9 @@
 """Backend kinds: how each `type:` of backend in suite.yaml turns into tools.
 
 A kind is a function `(discovery, backend name, backend spec) -> {tool name: Tool}`,
-registered for its type with `@backend_kind(...)`. Adding a kind of backend is adding one
-such function (and its spec model in `toolproof.spec.models`); nothing else branches on it.
+registered in `KINDS` for its type by a factory that returns it. Adding a kind of backend is
+adding one such function and its registration (and its spec model in `toolproof.spec.models`);
+nothing else branches on it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.errors import InfraError
+from toolproof.registry import Registry
 from toolproof.runtime.discovery import Discovery
 from toolproof.spec.models import MCPBackend, OpenAPIBackend, PythonBackend
 from toolproof.spec.placeholders import expand
@@ -24,20 +26,14 @@ from toolproof.tools.python import tools_in
 
 BackendKind = Callable[[Discovery, str, Any], dict[str, Tool]]
 
-KINDS: dict[str, BackendKind] = {}
+KINDS: Registry[BackendKind] = Registry("backend kind")
 
 
-def backend_kind(type_: str) -> Callable[[BackendKind], BackendKind]:
-    """Register the function that discovers the tools of backends of this type."""
-
-    def register(kind: BackendKind) -> BackendKind:
-        KINDS[type_] = kind
-        return kind
-
-    return register
+@KINDS.register("python")
+def python_kind() -> BackendKind:
+    return python_tools
 
 
-@backend_kind("python")
 def python_tools(discovery: Discovery, name: str, backend: PythonBackend) -> dict[str, Tool]:
     """The `@tool` functions of the backend's Python file."""
     line = discovery.source.line("backends", name, "module")
@@ -53,7 +49,11 @@ def python_tools(discovery: Discovery, name: str, backend: PythonBackend) -> dic
     return found
 
 
-@backend_kind("mcp")
+@KINDS.register("mcp")
+def mcp_kind() -> BackendKind:
+    return mcp_tools
+
+
 def mcp_tools(discovery: Discovery, name: str, backend: MCPBackend) -> dict[str, Tool]:
     """The tools the MCP server lists (its list is part of the suite's content hash)."""
     runtime = discovery.runtime()
@@ -76,7 +76,11 @@ def mcp_tools(discovery: Discovery, name: str, backend: MCPBackend) -> dict[str,
     return found
 
 
-@backend_kind("openapi")
+@KINDS.register("openapi")
+def openapi_kind() -> BackendKind:
+    return openapi_tools
+
+
 def openapi_tools(discovery: Discovery, name: str, backend: OpenAPIBackend) -> dict[str, Tool]:
     """One tool per operation of the service's OpenAPI document."""
     runtime = discovery.runtime()
