@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolproof import __version__
 from toolproof.ci.gate import GateResult
 from toolproof.report.json import write_text
+from toolproof.version import __version__
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolproof import __version__
 from toolproof.ci.gate import Condition, GateResult
 from toolproof.metrics.comparison import PairComparison
 from toolproof.metrics.summary import RunSummary, conversation_metrics, model_metrics
 from toolproof.report.format import fixed, fmt, fmt_p, score_parts
 from toolproof.report.json import write_text
+from toolproof.version import __version__
 
 CONDITION_METRICS = (
     "recovery_rate",

@@ -15,7 +15,6 @@ from typing import Any
 
 from sqlalchemy.exc import DBAPIError
 
-from toolproof import __version__
 from toolproof.agents.registry import AgentChoice, resolve_agents, resolve_user
 from toolproof.ci.audit import record_manifest, redacted_config
 from toolproof.errors import Problem, StoreError, SuiteError, UsageError
@@ -50,6 +49,7 @@ from toolproof.store.writer import TrialWriter
 from toolproof.suite.loaded import Suite
 from toolproof.users.personas import resolve_persona
 from toolproof.users.scripted import UserFactory
+from toolproof.version import __version__
 
 
 @dataclass

@@ -38,7 +38,6 @@ from typing import Any
 import orjson
 from sqlalchemy import LargeBinary, Text, case, select, type_coerce
 
-from toolproof import __version__
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.metrics.summary import CONVERSATION_SECTIONS, ModelSummary, RunSummary, run_summary
@@ -46,6 +45,7 @@ from toolproof.store import payload
 from toolproof.store.journal import OUTCOME_COLUMNS, Store
 from toolproof.store.queries import task_metas
 from toolproof.store.schema import trials
+from toolproof.version import __version__
 
 DEFAULT_TRANSCRIPTS_MB = 10.0
 """Default budget for the embedded (compressed, base64) trial records, in MB."""
