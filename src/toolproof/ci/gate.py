@@ -31,13 +31,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from toolproof.ci.audit import Verification, read_verified, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.errors import SuiteError, UsageError
+from toolproof.format import fmt, p_phrase, score_parts
 from toolproof.metrics.breakdown import TaskMeta
 from toolproof.metrics.comparison import Comparison, TaskDiff, VariantComparison
 from toolproof.metrics.power import trials_needed
 from toolproof.metrics.stats import exact
 from toolproof.metrics.summary import RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
-from toolproof.report.format import fmt, p_phrase, score_parts
 from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.store.journal import Store
 from toolproof.store.queries import bulk_read, task_metas

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.errors import SuiteError
+from toolproof.format import fixed
 from toolproof.graders.base import Evidence
 from toolproof.graders.policy import check_policy, violations
 from toolproof.metrics.monitor import Comparison, Dimension, compare_dimension
 from toolproof.metrics.recovery import is_loop, recovered_calls
-from toolproof.report.format import fixed
 from toolproof.spec.models import PolicyRuleSpec
 from toolproof.store.journal import Store
 from toolproof.suite.loaded import Suite

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.ci.gate import Condition, GateResult
+from toolproof.format import fixed, fmt, fmt_p, score_parts
 from toolproof.metrics.comparison import PairComparison
 from toolproof.metrics.summary import RunSummary, conversation_metrics, model_metrics
-from toolproof.report.format import fixed, fmt, fmt_p, score_parts
 from toolproof.report.json import write_text
 from toolproof.version import __version__
 

@@ -18,8 +18,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from toolproof.format import fixed, score_parts
 from toolproof.metrics.summary import ModelSummary, RunSummary
-from toolproof.report.format import fixed, score_parts
 
 if TYPE_CHECKING:
     from toolproof.ci.gate import GateResult

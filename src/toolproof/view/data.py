@@ -18,8 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 from toolproof.errors import ToolproofError, UsageError
+from toolproof.format import score_parts
 from toolproof.metrics.passk import pass_hat_k
-from toolproof.report.format import score_parts
 from toolproof.report.html import render_report
 from toolproof.store.journal import Store
 from toolproof.store.queries import list_runs, stored_summary
