@@ -12,7 +12,6 @@ import pytest
 from pydantic import ValidationError
 from stored import invoke, mini_suite, stored_run, toolproof_ci
 
-from toolproof.ci.audit import record_manifest
 from toolproof.ci.gate import (
     evaluate_gate,
     flag_spec,
@@ -32,8 +31,9 @@ from toolproof.spec.gate import GateSpec
 from toolproof.spec.models import SuiteFile
 from toolproof.store import payload
 from toolproof.store.journal import Store
-from toolproof.store.queries import stored_summary
+from toolproof.store.manifest import record_manifest
 from toolproof.suite import load_suite
+from toolproof.summaries import stored_summary
 
 HALF = """
 default:

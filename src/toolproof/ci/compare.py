@@ -23,7 +23,7 @@ from toolproof.metrics.power import trials_needed
 from toolproof.metrics.stats import exact, fisher_regression_p
 from toolproof.metrics.summary import InfraPolicy, ModelSummary, RunSummary, model_metrics
 from toolproof.store.journal import Store
-from toolproof.store.queries import stored_summary
+from toolproof.summaries import stored_summary
 
 
 def _models(rows: Sequence[Mapping[str, Any]]) -> list[str]:

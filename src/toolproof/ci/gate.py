@@ -28,7 +28,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from toolproof.ci.audit import Verification, read_verified, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.errors import SuiteError, UsageError
 from toolproof.format import fmt, p_phrase, score_parts
@@ -40,7 +39,9 @@ from toolproof.metrics.summary import RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
 from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.store.journal import Store
-from toolproof.store.queries import bulk_read, task_metas
+from toolproof.store.queries import bulk_read
+from toolproof.store.verify import Verification, read_verified, verify_run
+from toolproof.summaries import task_metas
 
 DEFAULT_MAX_REGRESSION = 0.03
 DEFAULT_MAX_REGRESSED_TASKS = 0

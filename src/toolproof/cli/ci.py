@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from toolproof.ci.audit import load_manifest, record_manifest, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.ci.gate import evaluate_gate, flag_spec, resolve_spec
 from toolproof.cli import exit_without_teardown
@@ -25,7 +24,9 @@ from toolproof.report.junit import write_junit
 from toolproof.report.markdown import write_markdown
 from toolproof.report.terminal import gate_table
 from toolproof.store.journal import Store
+from toolproof.store.manifest import load_manifest, record_manifest
 from toolproof.store.queries import open_existing
+from toolproof.store.verify import verify_run
 
 
 def gate(
@@ -206,5 +207,5 @@ def _opened(store: str | None) -> Store:
     """The store a CI command reads: closed, and the process ended without the
     interpreter's teardown, once the command is done (`exit_without_teardown`)."""
     journal = open_existing(store)
-    exit_without_teardown(journal.engine.dispose)
+    exit_without_teardown(journal.close)
     return journal
