@@ -19,6 +19,7 @@ from toolproof.cli.options import RUN_HELP, StoreOpt
 from toolproof.cli.output import console, writable
 from toolproof.errors import UsageError
 from toolproof.report.compare import comparison_tables
+from toolproof.report.gate import gate_json
 from toolproof.report.json import write_json
 from toolproof.report.junit import write_junit
 from toolproof.report.markdown import write_markdown
@@ -85,7 +86,7 @@ def gate(
         write_markdown(result, markdown)
         console.print(f"wrote {markdown}")
     if json_path:
-        write_json(result.as_json(), json_path)
+        write_json(gate_json(result), json_path)
         console.print(f"wrote {json_path}")
     failed = result.failed
     if failed:
