@@ -41,10 +41,10 @@ import typer
 from report import build
 from sqlalchemy import func, select
 
-from toolproof.ci.audit import record_manifest
 from toolproof.cli.ci import gate, verify
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
+from toolproof.store.manifest import record_manifest
 from toolproof.store.schema import trials
 from toolproof.suite import load_suite
 

@@ -10,9 +10,12 @@ annotate a run: `stopped` (its --max-cost was reached), `regraded_at` and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from toolproof.redact import REDACTED, redacted
 
 InfraPolicy = Literal["fail", "exclude"]
 """How infra errors enter pass^k: as failures, or left out (and always counted)."""
@@ -56,6 +59,20 @@ class RunConfig(BaseModel):
     def with_(self, **changes: Any) -> RunConfig:
         """A copy with some settings changed (and marked as set)."""
         return RunConfig.model_validate({**self.stored(), **changes})
+
+    def redacted(self) -> RunConfig:
+        """The config with its secrets replaced, as the store and a manifest keep it: HTTP
+        header values and the user name and password in a base URL or an agent's URL
+        (credentials, often)."""
+        flags = dict(self.model_flags)
+        if isinstance(flags.get("headers"), Mapping):
+            flags["headers"] = dict.fromkeys(flags["headers"], REDACTED)
+        if isinstance(flags.get("base_url"), str):
+            flags["base_url"] = redacted(flags["base_url"])
+        agent = redacted(self.agent) if self.agent else self.agent
+        if flags == self.model_flags and agent == self.agent:
+            return self
+        return self.with_(model_flags=flags, **({"agent": agent} if agent else {}))
 
 
 class RunRecord(BaseModel):

@@ -299,4 +299,4 @@ def test_compare_and_the_gate_flag_the_same_tasks(store: Store) -> None:
     assert flagged == ["t0", "t1"]
     result = evaluate_gate(store, b, GateSpec(max_regressed_tasks=2), a)
     [condition] = [c for c in result.conditions if c.kind == "regressed_tasks"]
-    assert [t.task_id for t in condition.tasks] == flagged and condition.passed
+    assert [t.task_id for t in condition.found.flagged] == flagged and condition.passed

@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 from stored import invoke, mini_suite, stored_run, toolproof_ci
 
-from toolproof.ci.audit import record_manifest
+from toolproof.ci.findings import Drop, Integrity, RegressedTasks, RunState, Threshold
 from toolproof.ci.gate import (
     evaluate_gate,
     flag_spec,
@@ -24,6 +24,7 @@ from toolproof.ci.gate import (
 )
 from toolproof.errors import MetricError, SuiteError, UsageError
 from toolproof.records import RunConfig, RunRecord
+from toolproof.report.gate import condition_json, detail, gate_json
 from toolproof.report.junit import junit_text
 from toolproof.report.markdown import gate_markdown
 from toolproof.runner.regrade import regrade_run
@@ -32,8 +33,9 @@ from toolproof.spec.gate import GateSpec
 from toolproof.spec.models import SuiteFile
 from toolproof.store import payload
 from toolproof.store.journal import Store
-from toolproof.store.queries import stored_summary
+from toolproof.store.manifest import record_manifest
 from toolproof.suite import load_suite
+from toolproof.summaries import stored_summary
 
 HALF = """
 default:
@@ -159,7 +161,7 @@ def test_thresholds_pass_and_fail(store: Store) -> None:
     assert by["run finished"].passed
     assert by["pass@1 ≥ 0.85"].passed and by["pass@1 ≥ 0.85"].value == pytest.approx(8 / 9)
     assert not by["pass^3 ≥ 0.7"].passed
-    assert by["pass^3 ≥ 0.7"].detail == "pass^3 = 0.6667 is below 0.7"
+    assert detail(by["pass^3 ≥ 0.7"]) == "pass^3 = 0.6667 is below 0.7"
     cost = by["cost_per_task_usd ≤ 0.25"]
     assert not cost.passed and cost.value == pytest.approx(0.3)  # 9 trials × 0.1 over 3 tasks
     assert by["infra_error_share ≤ 0"].passed
@@ -171,7 +173,7 @@ def test_thresholds_pass_and_fail(store: Store) -> None:
 def test_unmeasured_metric_fails_and_unknown_or_uncomputable_is_an_error(store: Store) -> None:
     run = stored_run(store, {"a": "PP"}, cost=None)
     result = evaluate_gate(store, run, GateSpec(max={"cost_usd": 1.0, "recovery_rate": 1.0}))
-    failed = {c.name: c.detail for c in result.failed}
+    failed = {c.name: detail(c) for c in result.failed}
     assert failed == {
         "cost_usd ≤ 1": "cost_usd was not measured in this run",
         "recovery_rate ≤ 1": "recovery_rate was not measured in this run",
@@ -186,7 +188,7 @@ def test_unfinished_run_fails_the_gate(store: Store) -> None:
     run = stored_run(store, {"a": "PPP"}, finished=False)
     result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5}))
     [failed] = result.failed
-    assert failed.name == "run finished" and "resume it" in failed.detail
+    assert failed.name == "run finished" and "resume it" in detail(failed)
 
 
 def test_every_model_is_gated(store: Store) -> None:
@@ -209,14 +211,14 @@ def test_significant_regression_fails_and_insignificant_drop_passes(store: Store
     pass1 = by["pass@1: no significant drop > 0.03 vs baseline"]
     assert not pass1.passed
     # six of ten tasks dropped, none rose: 2 of the 2^6 sign assignments are as extreme
-    assert "p = 0.0312 over 10 tasks" in pass1.detail
-    assert "6 task(s) regressed" in pass1.detail
+    assert "p = 0.0312 over 10 tasks" in detail(pass1)
+    assert "6 task(s) regressed" in detail(pass1)
     assert not by["pass^3: no significant drop > 0.03 vs baseline"].passed
     assert by["baseline manifest verified (" + baseline + ")"].skipped
 
     result = evaluate_gate(store, slight, spec, baseline)
-    assert result.passed, [c.detail for c in result.failed]
-    assert "not significant" in result.conditions[1].detail
+    assert result.passed, [detail(c) for c in result.failed]
+    assert "not significant" in detail(result.conditions[1])
 
     # Without a baseline the regression condition is skipped, not failed.
     alone = evaluate_gate(store, bad, spec)
@@ -242,16 +244,15 @@ def test_one_task_of_thirty_collapsing_fails_the_per_task_condition_not_the_mean
     result = evaluate_gate(store, one, GateSpec(), baseline)
     pass1 = next(c for c in result.conditions if c.name.startswith("pass@1: no significant"))
     assert pass1.passed
-    assert (
-        "a drop, but not significant" in pass1.detail and "p = 1.0000 over 30 tasks" in pass1.detail
-    )
+    said = detail(pass1)
+    assert "a drop, but not significant" in said and "p = 1.0000 over 30 tasks" in said
     [failed] = result.failed
     assert failed.name == TASKS and failed.kind == "regressed_tasks"
     assert (failed.value, failed.limit) == (1, 0)
-    assert failed.detail.startswith(
+    assert detail(failed).startswith(
         "1 of 30 tasks regressed significantly, 0 allowed: t00 6/6 → 0/6 (adjusted p = 0.0325)"
     )
-    assert "Fisher's exact test per task, Holm over 30 tasks, alpha 0.05" in failed.detail
+    assert "Fisher's exact test per task, Holm over 30 tasks, alpha 0.05" in detail(failed)
     many = stored_run(store, {**THIRTY, **broken(8)}, k=[1])
     failed_many = evaluate_gate(store, many, GateSpec(), baseline).failed
     assert [c.name for c in failed_many] == [
@@ -268,13 +269,13 @@ def test_five_broken_tasks_of_thirty_fail_the_gate_and_are_named(store: Store) -
     result = evaluate_gate(store, five, GateSpec(), baseline)
     assert [c.name for c in result.failed] == [TASKS]
     pass1 = next(c for c in result.conditions if c.name.startswith("pass@1: no significant"))
-    assert pass1.passed and "p = 0.0625 over 30 tasks" in pass1.detail
+    assert pass1.passed and "p = 0.0625 over 30 tasks" in detail(pass1)
     [condition] = result.failed
     assert condition.value == 5
     for task in ("t00", "t01", "t02", "t03", "t04"):
-        assert f"{task} 6/6 → 0/6 (adjusted p = 0.0325)" in condition.detail
-    assert "t05" not in condition.detail
-    flagged = condition.as_json()["tasks"]
+        assert f"{task} 6/6 → 0/6 (adjusted p = 0.0325)" in detail(condition)
+    assert "t05" not in detail(condition)
+    flagged = condition_json(condition)["tasks"]
     assert [t["task"] for t in flagged] == ["t00", "t01", "t02", "t03", "t04"]
     assert flagged[0]["p_value"] == pytest.approx(1 / 924)
     assert flagged[0]["p_adjusted"] == pytest.approx(30 / 924)
@@ -324,10 +325,10 @@ def test_unchanged_runs_and_noise_pass(store: Store) -> None:
     assert result.passed and result.warnings == []
     tasks = next(c for c in result.conditions if c.kind == "regressed_tasks")
     assert tasks.passed and tasks.value == 0
-    assert tasks.detail.startswith("none of 30 tasks regressed significantly (Fisher's")
+    assert detail(tasks).startswith("none of 30 tasks regressed significantly (Fisher's")
     noisy = stored_run(store, {**THIRTY, "t00": "PPPPPF"}, k=[1])
     result = evaluate_gate(store, noisy, GateSpec(), baseline)
-    assert result.passed, [c.detail for c in result.failed]
+    assert result.passed, [detail(c) for c in result.failed]
     assert result.comparison is not None
     [t00] = result.comparison.pairs[0].variants[0].regressed
     # 6/6 → 5/6: Fisher p = C(6,5) / C(12,11) = 1/2; Holm over 30 tasks caps it at 1
@@ -340,14 +341,14 @@ def test_max_regressed_tasks_lets_that_many_broken_tasks_through(store: Store) -
     two = stored_run(store, {**THIRTY, **broken(2)}, k=[1])
     spec = GateSpec(max_regressed_tasks=1)
     allowed = evaluate_gate(store, one, spec, baseline)
-    assert allowed.passed, [c.detail for c in allowed.failed]
+    assert allowed.passed, [detail(c) for c in allowed.failed]
     condition = next(c for c in allowed.conditions if c.kind == "regressed_tasks")
     assert condition.name == "at most 1 task(s) regressed significantly vs baseline"
-    assert condition.detail.startswith("1 of 30 tasks regressed significantly, 1 allowed: t00")
+    assert detail(condition).startswith("1 of 30 tasks regressed significantly, 1 allowed: t00")
     [failed] = evaluate_gate(store, two, spec, baseline).failed
     assert failed.name == "at most 1 task(s) regressed significantly vs baseline"
-    assert failed.detail.startswith("2 of 30 tasks regressed significantly, 1 allowed: t00")
-    assert "t01 6/6 → 0/6" in failed.detail
+    assert detail(failed).startswith("2 of 30 tasks regressed significantly, 1 allowed: t00")
+    assert "t01 6/6 → 0/6" in detail(failed)
 
 
 def test_too_few_trials_per_task_is_warned_about(store: Store, tmp_path: Path) -> None:
@@ -365,7 +366,7 @@ def test_too_few_trials_per_task_is_warned_about(store: Store, tmp_path: Path) -
     )
     assert result.warnings == [warning]
     tasks = next(c for c in result.conditions if c.kind == "regressed_tasks")
-    assert "but none could with 2 trials per task (6 needed)" in tasks.detail
+    assert "but none could with 2 trials per task (6 needed)" in detail(tasks)
     out = tmp_path / "gate.json"
     done = toolproof_ci("gate", one, "--baseline", baseline, "--store", store.url, "--json", out)
     assert done.returncode == 0, done.stdout
@@ -413,7 +414,7 @@ def test_max_regressed_tasks_without_a_baseline_is_skipped(store: Store) -> None
     assert not spec.is_empty()
     result = evaluate_gate(store, run, spec)
     [skipped] = [c for c in result.conditions if c.kind == "regressed_tasks"]
-    assert skipped.skipped and skipped.detail == "no --baseline run given"
+    assert skipped.skipped and detail(skipped) == "no --baseline run given"
     assert result.passed
 
 
@@ -438,7 +439,7 @@ def test_tampered_run_fails_the_gate(store: Store) -> None:
     result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5}))
     [failed] = result.failed
     assert failed.name == "manifest verified"
-    assert "task a trial 2" in failed.detail
+    assert "task a trial 2" in detail(failed)
 
 
 def test_the_gate_decides_on_point_values_and_its_reports_get_the_whole_summary(
@@ -452,7 +453,7 @@ def test_the_gate_decides_on_point_values_and_its_reports_get_the_whole_summary(
     limits = [c for c in result.conditions if c.kind in ("min", "max")]
     assert limits == limit_conditions(whole, spec) and len(limits) == 2
     assert result.summary.as_json() == whole.as_json()
-    assert result.as_json()["summary"] == whole.as_json()
+    assert gate_json(result)["summary"] == whole.as_json()
 
 
 def test_a_stored_result_changed_underneath_its_columns_fails_the_gate(store: Store) -> None:
@@ -466,7 +467,7 @@ def test_a_stored_result_changed_underneath_its_columns_fails_the_gate(store: St
     result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5}))
     [failed] = result.failed
     assert failed.name == "manifest verified"
-    assert "task b trial 1" in failed.detail and "task a" not in failed.detail
+    assert "task b trial 1" in detail(failed) and "task a" not in detail(failed)
     assert result.summary.counts.total == 5
 
 
@@ -486,6 +487,40 @@ def test_a_regraded_run_is_gated_on_its_new_outcomes_and_still_verifies(tmp_path
 
 
 # ---------------------------------------------------------------- reports
+
+
+def test_the_gate_returns_typed_findings_that_report_puts_in_words(store: Store) -> None:
+    """Each condition carries what it found as values (the metric, its limit, the test's
+    p-value, the flagged tasks, the verification); the words are the report's."""
+    baseline = stored_run(store, THIRTY, k=[1])
+    candidate = stored_run(store, {**THIRTY, **broken(1)}, k=[1])
+    record_manifest(store, candidate)
+    spec = GateSpec(min={"pass@1": 0.99}, max={"cost_usd": 1.0})
+    result = evaluate_gate(store, candidate, spec, baseline)
+    found = {c.name: c.found for c in result.conditions}
+    assert found["run finished"] == RunState("finished", result.run.finished_at, None, 180)
+    floor = found["pass@1 ≥ 0.99"]
+    assert isinstance(floor, Threshold) and floor.at_least and floor.limit == 0.99
+    assert floor.value == pytest.approx(29 / 30)
+    drop = found["pass@1: no significant drop > 0.03 vs baseline"]
+    assert isinstance(drop, Drop) and drop.dropped and drop.tasks == 30
+    assert (drop.metric.a, drop.metric.p_value) == (1.0, pytest.approx(1.0))
+    tasks = found[TASKS]
+    assert isinstance(tasks, RegressedTasks)
+    assert [t.task_id for t in tasks.flagged] == ["t00"] and tasks.allowed == 0
+    verified = found["manifest verified"]
+    assert isinstance(verified, Integrity) and verified.verification.ok
+    unrecorded = found[f"baseline manifest verified ({baseline})"]
+    assert isinstance(unrecorded, Integrity) and not unrecorded.verification.recorded
+    said = {c.name: detail(c) for c in result.conditions}
+    assert said["pass@1 ≥ 0.99"] == "pass@1 = 0.9667 is below 0.99"
+    assert (
+        said["manifest verified"]
+        == f"180 trials match manifest {verified.verification.manifest_hash}"
+    )
+    assert said[f"baseline manifest verified ({baseline})"] == (
+        f"no manifest recorded for run {baseline}"
+    )
 
 
 def test_junit_has_a_case_per_condition_and_per_task(store: Store) -> None:
@@ -643,6 +678,6 @@ def test_a_run_without_trials_cannot_pass(store: Store) -> None:
     result = evaluate_gate(store, empty, GateSpec(min={"pass@1": 0.5}))
     assert [c.name for c in result.failed] == ["run has trials"]
     against_empty = evaluate_gate(store, full, GateSpec(), empty)
-    assert [c.detail for c in against_empty.failed] == [
+    assert [detail(c) for c in against_empty.failed] == [
         f"no trial of the run can be paired with one of baseline {empty}"
     ]

@@ -13,7 +13,7 @@ from stored import toolproof_ci
 from toolproof.errors import SuiteError
 from toolproof.importers.taubench import import_results
 from toolproof.store import Store
-from toolproof.store.queries import stored_summary
+from toolproof.summaries import stored_summary
 from toolproof.transcript import MessageEvent, ModelCallEvent, ToolCallEvent
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "tau-bench" / "gpt-4o-airline.json.gz"

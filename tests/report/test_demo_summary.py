@@ -14,7 +14,7 @@ from stored import stored_run, toolproof_ci
 
 from toolproof.report.terminal import summary_notes, summary_tables
 from toolproof.store.journal import Store
-from toolproof.store.queries import stored_summary
+from toolproof.summaries import stored_summary
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 

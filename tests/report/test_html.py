@@ -27,7 +27,7 @@ from toolproof.report.html import passk_curve, render_report, write_report
 from toolproof.report.html.render import MAX_CURVE_POINTS, inline_script, json_for_script
 from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.store import Store
-from toolproof.store.queries import stored_summary
+from toolproof.summaries import stored_summary
 
 SECTIONS = ("overview", "score", "passk", "cost", "conditions", "blame", "breakdown", "grid")
 DATA_BLOCK = re.compile(r'<script type="application/json" id="tp-data">(.*?)</script>', re.S)

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from stored import mini_suite, toolproof_ci
 
+from toolproof.format import fixed, fmt
 from toolproof.metrics.checkpoints import degradation
-from toolproof.report.format import fixed, fmt
 from toolproof.report.html import write_report
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store

@@ -11,8 +11,8 @@ from support import write_files
 from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
-from toolproof.store.queries import stored_summary
 from toolproof.suite import load_suite
+from toolproof.summaries import stored_summary
 
 
 def test_results_stored_without_blame_load_and_regrade_assigns_it(

@@ -13,12 +13,11 @@ import pytest
 from servers import completion, model_server, openai_server
 from sqlalchemy import select
 
-from toolproof.ci.audit import REDACTED
 from toolproof.errors import UsageError
+from toolproof.redact import REDACTED
 from toolproof.runner.run import RunRequest, restored_secrets, run_suite
 from toolproof.store import Store
-from toolproof.store.manifest import run_manifests
-from toolproof.store.schema import runs
+from toolproof.store.schema import run_manifests, runs
 from toolproof.suite import Suite
 
 SECRET = "Bearer sk-do-not-store-me"

@@ -21,15 +21,18 @@ from sqlalchemy import select, update
 from stored import mini_suite, stored_run
 from together import SCHEMA_2, open_at_once
 
-from toolproof.ci.audit import load_manifest, read_trials, verify_run, written_trials
 from toolproof.errors import StoreError, UsageError
 from toolproof.records import RunConfig
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import lease
+from toolproof.store.integrity import read_trials, written_trials
 from toolproof.store.journal import NewRun, Store
-from toolproof.store.queries import list_runs, stored_summary
+from toolproof.store.manifest import load_manifest
+from toolproof.store.queries import list_runs
 from toolproof.store.schema import run_leases, trials
+from toolproof.store.verify import verify_run
 from toolproof.suite import load_suite
+from toolproof.summaries import stored_summary
 
 ORACLE_RUN, NULL_RUN = "20261201-120125-811e95", "20261201-120129-80c3f2"
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 from stored import stored_run
 
-from toolproof.ci.audit import record_manifest, verify_run
 from toolproof.store.journal import Store
 from toolproof.store.labels import Label, run_labels, save_labels
-from toolproof.store.queries import stored_summary
+from toolproof.store.manifest import record_manifest
+from toolproof.store.verify import verify_run
+from toolproof.summaries import stored_summary
 
 
 def test_a_store_of_schema_3_is_upgraded_with_labels_and_judge_cost(tmp_path: Path) -> None:

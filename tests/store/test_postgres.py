@@ -18,17 +18,13 @@ from sqlalchemy import JSON, MetaData, create_engine, select, text
 from stored import invoke, mini_suite, stored_run
 from together import SCHEMA_2, open_at_once
 
-from toolproof.ci.audit import (
-    load_manifest,
-    read_trials,
-    record_manifest,
-    verify_run,
-    written_trials,
-)
 from toolproof.results import TrialResult
 from toolproof.runner.run import RunRequest, run_suite
+from toolproof.store.integrity import read_trials, written_trials
 from toolproof.store.journal import Store
+from toolproof.store.manifest import load_manifest, record_manifest
 from toolproof.store.schema import runs, trials
+from toolproof.store.verify import verify_run
 from toolproof.suite import load_suite
 from toolproof.transcript import Transcript
 

@@ -1,5 +1,6 @@
-"""Reading stores for the dashboard: an existing store is opened and never created, and the
-dashboard reads PostgreSQL as it reads SQLite."""
+"""Reading stores for the dashboard and the HTML report: an existing store is opened and never
+created, the dashboard reads PostgreSQL as it reads SQLite, and the report reads a run's rows
+and records through the store's queries."""
 
 from __future__ import annotations
 
@@ -8,9 +9,16 @@ from pathlib import Path
 import pytest
 from dashboard import DATA_BLOCK, fill_store, get, serving
 from sqlalchemy import create_engine, inspect
+from stored import stored_run
 
 from toolproof.errors import StoreError, UsageError
-from toolproof.store.queries import list_runs, open_existing
+from toolproof.store import Store, payload
+from toolproof.store.queries import (
+    list_runs,
+    open_existing,
+    outcomes_and_failures,
+    stored_records,
+)
 
 
 def test_open_existing_never_creates_a_store(tmp_path: Path) -> None:
@@ -46,3 +54,30 @@ def test_the_dashboard_reads_a_postgresql_store(fresh_postgres_url: str, tmp_pat
         report = get(f"{base}runs/{runs.models}/report")
         assert report.status == 200 and DATA_BLOCK.search(report.text)
         assert get(f"{base}runs/no-such-run/report").status == 404
+
+
+def test_a_run_read_for_the_report_is_the_run_the_metrics_read(tmp_path: Path) -> None:
+    """`outcomes_and_failures` gives the very rows `Store.outcomes` gives, their row ids, and
+    the stored record of every trial that did not pass, at its position, as it streams."""
+    store = Store(str(tmp_path / "runs.db"))
+    run = stored_run(store, {"a": "PFP", "b": "IPP"}, variants=["", "faults:flaky"])
+    failing: dict[int, bytes | str] = {}
+    rows, ids = outcomes_and_failures(store, run, failing.__setitem__)
+    assert rows == store.outcomes(run)
+    assert len(set(ids)) == len(rows) == 12
+    assert sorted(failing) == [i for i, row in enumerate(rows) if row["outcome"] != "passed"]
+    assert [rows[i]["outcome"] for i in sorted(failing)] == ["failed", "infra_error"] * 2
+    for at, stored in failing.items():
+        record = payload.decode(stored)
+        assert (record["task_id"], record["trial"]) == (rows[at]["task_id"], rows[at]["trial"])
+
+
+def test_stored_records_come_by_row_id_in_batches(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "runs.db"))
+    run = stored_run(store, {"a": "PPPPP"})
+    _, ids = outcomes_and_failures(store, run, lambda at, stored: None)
+    wanted = [ids[4], ids[0], ids[2], 10**9]  # one id the store does not hold
+    batches = list(stored_records(store, wanted, batch=2))
+    assert [sorted(batch) for batch in batches] == [sorted(wanted[:2]), [ids[2]]]
+    trials = {row_id: payload.decode(r)["trial"] for b in batches for row_id, r in b.items()}
+    assert trials == {ids[4]: 4, ids[0]: 0, ids[2]: 2}

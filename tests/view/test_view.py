@@ -35,8 +35,8 @@ from support import MINI_FILES, write_files
 from toolproof.report.html import render_report
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
-from toolproof.store.queries import stored_summary
 from toolproof.suite import load_suite
+from toolproof.summaries import stored_summary
 from toolproof.view.data import TREND_METRICS
 
 CLI = str(Path(sys.executable).parent / "toolproof")

@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from toolproof.errors import UsageError
+from toolproof.format import fmt_p, variant_suffix
 from toolproof.metrics.comparison import (
     ALPHA,
     RESAMPLES,
@@ -21,9 +22,8 @@ from toolproof.metrics.comparison import (
 from toolproof.metrics.power import trials_needed
 from toolproof.metrics.stats import exact, fisher_regression_p
 from toolproof.metrics.summary import InfraPolicy, ModelSummary, RunSummary, model_metrics
-from toolproof.report.format import fmt_p, variant_suffix
 from toolproof.store.journal import Store
-from toolproof.store.queries import stored_summary
+from toolproof.summaries import stored_summary
 
 
 def _models(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -15,38 +15,48 @@ metric); every model of the run is held to each of them:
 - the run finished, and its stored results match its recorded manifest (when recorded).
 
 Metric names follow one grammar (`toolproof.spec.gate`). A metric that was not measured
-(null) fails a condition on it: it cannot be shown to hold.
+(null) fails a condition on it: it cannot be shown to hold. Each condition carries what it
+found as typed values (`findings.py`); `toolproof.report.gate` puts them in words.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from toolproof.ci.audit import Verification, read_verified, verify_run
 from toolproof.ci.compare import compare_runs
+from toolproof.ci.findings import (
+    Condition,
+    Drop,
+    Integrity,
+    NoBaseline,
+    NoTrials,
+    RegressedTasks,
+    RunState,
+    Threshold,
+    Unmatched,
+)
 from toolproof.errors import SuiteError, UsageError
 from toolproof.metrics.breakdown import TaskMeta
-from toolproof.metrics.comparison import Comparison, TaskDiff, VariantComparison
+from toolproof.metrics.comparison import Comparison, VariantComparison
 from toolproof.metrics.power import trials_needed
 from toolproof.metrics.stats import exact
-from toolproof.metrics.summary import RunSummary, model_metrics, run_summary
+from toolproof.metrics.summary import ModelSummary, RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
-from toolproof.report.format import fmt, p_phrase, score_parts
 from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.store.journal import Store
-from toolproof.store.queries import bulk_read, task_metas
+from toolproof.store.queries import bulk_read
+from toolproof.store.verify import Verification, read_verified, verify_run
+from toolproof.summaries import task_metas
 
 DEFAULT_MAX_REGRESSION = 0.03
 DEFAULT_MAX_REGRESSED_TASKS = 0
 TOLERANCE = 1e-9
-NAMED_TASKS = 10
-"""Flagged tasks a condition's detail names; --json lists them all."""
 
 
 class _GateOnly(BaseModel):
@@ -60,6 +70,7 @@ class _GateOnly(BaseModel):
 def suite_gate(path: str | Path) -> GateSpec | None:
     """The `gate:` section of a suite (its folder or suite.yaml); None when it has none.
     Problems are located SuiteErrors, as for the rest of the suite."""
+    # the suite models and YAML: imported by the gate only to read a gate: section
     from toolproof.spec.source import SUITE_FILE, shown, validation_problems
     from toolproof.spec.yamlload import load_yaml
 
@@ -135,45 +146,6 @@ def merge(base: GateSpec | None, flags: GateSpec) -> GateSpec:
 # ---------------------------------------------------------------- evaluation
 
 
-@dataclass(frozen=True)
-class Condition:
-    """One gate condition for one model (or the whole run when `model` is empty)."""
-
-    name: str
-    model: str
-    passed: bool
-    detail: str
-    kind: str
-    value: float | None = None
-    limit: float | None = None
-    skipped: bool = False
-    tasks: tuple[TaskDiff, ...] = ()
-    """The tasks a `regressed_tasks` condition flagged."""
-
-    @property
-    def title(self) -> str:
-        return f"{self.model}: {self.name}" if self.model else self.name
-
-    @property
-    def failed(self) -> bool:
-        return not self.passed and not self.skipped
-
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "model": self.model or None,
-            "kind": self.kind,
-            "passed": self.passed,
-            "skipped": self.skipped,
-            "value": self.value,
-            "limit": self.limit,
-            "detail": self.detail,
-        }
-        if self.kind == "regressed_tasks":
-            out["tasks"] = [t.as_json() for t in self.tasks]
-        return out
-
-
 @dataclass
 class GateResult:
     """Everything the gate decided, and what the reports need.
@@ -215,22 +187,6 @@ class GateResult:
     def failed(self) -> list[Condition]:
         return [c for c in self.conditions if c.failed]
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "suite": self.summary.suite.model_dump(),
-            "agent": self.run.agent,
-            "baseline": self.baseline,
-            "passed": self.passed,
-            "gate": self.spec.model_dump(),
-            "sources": self.sources,
-            "conditions": [c.as_json() for c in self.conditions],
-            "warnings": self.warnings,
-            "manifest": None if self.verification is None else self.verification.as_json(),
-            "comparison": None if self.comparison is None else self.comparison.as_json(),
-            "summary": self.summary.as_json(),
-        }
-
 
 def evaluate_gate(
     store: Store,
@@ -264,9 +220,7 @@ def evaluate_gate(
     )
     result.conditions.append(_finished(run, summary))
     if not summary.models:
-        result.conditions.append(
-            Condition("run has trials", "", False, "no trial recorded: nothing to gate", "finished")
-        )
+        result.conditions.append(Condition("run has trials", "", False, "finished", NoTrials()))
     result.conditions.extend(limit_conditions(summary, spec))
     if baseline:
         result.comparison = compare_runs(store, baseline, run_id, alpha=spec.alpha)
@@ -289,17 +243,8 @@ def evaluate_gate(
 
 
 def _finished(run: RunRecord, summary: RunSummary) -> Condition:
-    done = run.finished
-    if done:
-        detail = f"finished at {run.finished_at}"
-    else:
-        stopped = summary.stopped
-        detail = (
-            f"the run is '{run.status}'"
-            + (f" ({stopped})" if stopped else ": interrupted or still running")
-            + f" with {summary.counts.total} trials; resume it before gating"
-        )
-    return Condition("run finished", "", done, detail, "finished")
+    state = RunState(run.status, run.finished_at, summary.stopped, summary.counts.total)
+    return Condition("run finished", "", run.finished, "finished", state)
 
 
 def limit_conditions(
@@ -313,114 +258,73 @@ def limit_conditions(
         label = entry.model if len(summary.models) > 1 else ""
         metrics = model_metrics(entry)
         skipped_k = set(entry.skipped_k or [])
-        parts = score_parts(entry.reliability)
         for name, floor in spec.floors().items():
-            out.append(_limit(name, floor, ">=", metrics, label, skipped_k, flag, parts))
+            out.append(_limit(name, floor, True, metrics, label, skipped_k, flag, entry))
         for name, ceiling in spec.ceilings().items():
-            out.append(_limit(name, ceiling, "<=", metrics, label, skipped_k, flag, parts))
+            out.append(_limit(name, ceiling, False, metrics, label, skipped_k, flag, entry))
     return out
 
 
 def _limit(
     name: str,
     limit: float,
-    op: str,
+    at_least: bool,
     metrics: Mapping[str, float | None],
     model: str,
     skipped_k: set[int],
     flag: str,
-    parts: str = "",
+    entry: ModelSummary,
 ) -> Condition:
-    """One floor or ceiling; `parts` says next to a Reliability Score which of its parts
-    were measured."""
-    title = f"{name} {'≥' if op == '>=' else '≤'} {limit:g}"
-    kind = "min" if op == ">=" else "max"
+    """One floor or ceiling; next to a Reliability Score its finding keeps which of the
+    score's parts were measured."""
+    title = f"{name} {'≥' if at_least else '≤'} {limit:g}"
+    kind = "min" if at_least else "max"
     if name not in metrics:
         if k_of(name) in skipped_k:
-            return Condition(
-                title, model, False, f"{name} not computed: too few trials", kind, None, limit
-            )
+            too_few = Threshold(name, None, limit, at_least, too_few_trials=True)
+            return Condition(title, model, False, kind, too_few, None, limit)
         known = ", ".join(sorted(metrics))
         raise UsageError(f"{flag} {name}: no such metric in this run (have: {known})")
     value = metrics[name]
+    reliability = entry.reliability if name == "reliability_score" else None
+    found = Threshold(name, value, limit, at_least, reliability=reliability)
     if value is None:
-        return Condition(
-            title, model, False, f"{name} was not measured in this run", kind, None, limit
-        )
-    shown = f"{name} = {fmt(value, 4)}" + (parts if name == "reliability_score" else "")
-    if op == ">=":
-        ok = value >= limit - TOLERANCE
-        detail = shown + ("" if ok else f" is below {limit:g}")
-    else:
-        ok = value <= limit + TOLERANCE
-        detail = shown + ("" if ok else f" is above {limit:g}")
-    return Condition(title, model, ok, detail, kind, value, limit)
+        return Condition(title, model, False, kind, found, None, limit)
+    ok = value >= limit - TOLERANCE if at_least else value <= limit + TOLERANCE
+    return Condition(title, model, ok, kind, found, value, limit)
+
+
+def _regression_title(allowed: float) -> str:
+    return f"no significant regression > {allowed:g} vs baseline"
 
 
 def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[Condition]:
     out = []
+    baseline = comparison.run_a
     if not comparison.pairs:
-        out.append(
-            Condition(
-                f"no significant regression > {allowed:g} vs baseline",
-                "",
-                False,
-                f"no trial of the run can be paired with one of baseline {comparison.run_a}",
-                "regression",
-            )
-        )
+        unmatched = Unmatched(baseline, "model")
+        out.append(Condition(_regression_title(allowed), "", False, "regression", unmatched))
     for pair in comparison.pairs:
         label = pair.label_b if several else ""
         if not pair.variants:
-            out.append(
-                Condition(
-                    f"no significant regression > {allowed:g} vs baseline",
-                    label,
-                    False,
-                    f"no trial of the run matches one of baseline {comparison.run_a}",
-                    "regression",
-                )
-            )
+            unmatched = Unmatched(baseline, "variant")
+            out.append(Condition(_regression_title(allowed), label, False, "regression", unmatched))
         for v in pair.variants:
             model = " ".join(p for p in (label, f"[{v.variant}]" if v.variant else "") if p)
             k_metrics = [m for m in v.metrics if m.name.startswith("pass^")]
             chosen = [m for m in v.metrics if m.name == "pass@1"] + k_metrics[-1:]
             if not chosen:
+                unmatched = Unmatched(baseline, "trials")
                 out.append(
-                    Condition(
-                        f"no significant regression > {allowed:g} vs baseline",
-                        model,
-                        False,
-                        f"no matched trials with baseline {comparison.run_a}",
-                        "regression",
-                    )
+                    Condition(_regression_title(allowed), model, False, "regression", unmatched)
                 )
             for m in chosen:
                 delta = m.delta if m.delta is not None else 0.0
-                drop = delta < -allowed - TOLERANCE
-                bad = drop and m.significant
-                interval = f"[{fmt(m.low, signed=True)}, {fmt(m.high, signed=True)}]"
-                test = (
-                    f"{p_phrase(m.p_value)} over {v.task_count} tasks, "
-                    f"{1 - comparison.alpha:.0%} CI {interval}"
-                )
-                detail = f"{m.name} {fmt(m.a)} → {fmt(m.b)} (Δ {fmt(delta, signed=True)}, {test})"
-                if drop and not bad:
-                    detail += ": a drop, but not significant"
-                elif bad:
-                    regressed = [t.task_id for t in v.regressed]
-                    detail += f": significant drop; {len(regressed)} task(s) regressed"
-                out.append(
-                    Condition(
-                        f"{m.name}: no significant drop > {allowed:g} vs baseline",
-                        model,
-                        not bad,
-                        detail,
-                        "regression",
-                        delta,
-                        -allowed,
-                    )
-                )
+                dropped = delta < -allowed - TOLERANCE
+                bad = dropped and m.significant
+                found = Drop(m, v.task_count, comparison.alpha, dropped, len(v.regressed))
+                title = f"{m.name}: no significant drop > {allowed:g} vs baseline"
+                out.append(Condition(title, model, not bad, "regression", found, delta, -allowed))
     return out
 
 
@@ -428,15 +332,10 @@ def _without_baseline(spec: GateSpec) -> list[Condition]:
     """The regression conditions the gate was given, skipped: there is nothing to compare."""
     titles = []
     if spec.max_regression is not None:
-        titles.append(
-            (f"no significant regression > {spec.max_regression:g} vs baseline", "regression")
-        )
+        titles.append((_regression_title(spec.max_regression), "regression"))
     if spec.max_regressed_tasks is not None:
         titles.append((_tasks_title(spec.max_regressed_tasks), "regressed_tasks"))
-    return [
-        Condition(title, "", True, "no --baseline run given", kind, skipped=True)
-        for title, kind in titles
-    ]
+    return [Condition(title, "", True, kind, NoBaseline(), skipped=True) for title, kind in titles]
 
 
 def _tasks_title(allowed: int) -> str:
@@ -459,34 +358,19 @@ def _regressed_tasks(comparison: Comparison, allowed: int, several: bool) -> lis
 
 
 def _task_condition(v: VariantComparison, allowed: int, model: str, alpha: float) -> Condition:
-    flagged = v.significantly_regressed
-    method = f"Fisher's exact test per task, Holm over {v.task_count} tasks, alpha {alpha:g}"
-    if flagged:
-        named = ", ".join(
-            f"{t.task_id} {t.passed_a}/{t.trials} → {t.passed_b}/{t.trials} "
-            f"(adjusted {p_phrase(t.p_adjusted)})"
-            for t in flagged[:NAMED_TASKS]
-        )
-        more = len(flagged) - NAMED_TASKS
-        detail = (
-            f"{len(flagged)} of {v.task_count} tasks regressed significantly, {allowed} "
-            f"allowed: {named}" + (f", and {more} more (--json)" if more > 0 else "")
-        )
-    else:
-        detail = f"none of {v.task_count} tasks regressed significantly"
-        needed = trials_needed([t.trials for t in v.tasks], exact(alpha))
-        if needed is not None:
-            fewest = min(t.trials for t in v.tasks)
-            detail += f", but none could with {fewest} trials per task ({needed} needed)"
+    flagged = tuple(v.significantly_regressed)
+    found = RegressedTasks(flagged, v.task_count, allowed, alpha)
+    if not flagged:
+        counts = [t.trials for t in v.tasks]
+        found = replace(found, needed=trials_needed(counts, exact(alpha)), fewest=min(counts))
     return Condition(
         _tasks_title(allowed),
         model,
         len(flagged) <= allowed,
-        f"{detail} ({method})",
         "regressed_tasks",
+        found,
         len(flagged),
         allowed,
-        tasks=tuple(flagged),
     )
 
 
@@ -495,25 +379,11 @@ def _integrity(
 ) -> Verification | None:
     run_id = verification.run_id
     name = f"{what} verified" if what == "manifest" else f"{what} verified ({run_id})"
+    found = Integrity(verification)
     if not verification.recorded:
-        conditions.append(
-            Condition(
-                name,
-                "",
-                True,
-                f"no manifest recorded for run {run_id}",
-                "integrity",
-                skipped=True,
-            )
-        )
+        conditions.append(Condition(name, "", True, "integrity", found, skipped=True))
         return None
-    if verification.ok:
-        detail = f"{verification.trials} trials match manifest {verification.manifest_hash}"
-    else:
-        shown = "; ".join(verification.problems[:3])
-        more = len(verification.problems) - 3
-        detail = shown + (f"; {more} more (toolproof verify {run_id})" if more > 0 else "")
-    conditions.append(Condition(name, "", verification.ok, detail, "integrity"))
+    conditions.append(Condition(name, "", verification.ok, "integrity", found))
     return verification
 
 

@@ -14,7 +14,6 @@ from toolproof.graders.base import Evidence
 from toolproof.graders.policy import check_policy, violations
 from toolproof.metrics.monitor import Comparison, Dimension, compare_dimension
 from toolproof.metrics.recovery import is_loop, recovered_calls
-from toolproof.report.format import fixed
 from toolproof.spec.models import PolicyRuleSpec
 from toolproof.store.journal import Store
 from toolproof.suite.loaded import Suite
@@ -196,34 +195,3 @@ def monitor(
     return MonitorReport(
         baseline_run, len(current), len(baseline), max_regression, alpha, comparisons
     )
-
-
-def markdown(report: MonitorReport) -> str:
-    """The report for an alert or a pull request: one row per dimension."""
-
-    def shown(value: float | None) -> str:
-        return "not measured" if value is None else fixed(value)
-
-    verdict = (
-        f"**regressed**: {', '.join(c.dimension for c in report.regressed)}"
-        if report.regressed
-        else "no significant regression"
-    )
-    lines = [
-        f"## toolproof monitor: {verdict}",
-        "",
-        f"Production conversations: {report.conversations}; baseline: "
-        f"{report.baseline_trials} trials of run `{report.baseline_run}`. A regression is "
-        f"worse by more than "
-        f"{report.max_regression:g} (points for rates, a share of the baseline for amounts) "
-        f"at p < {report.alpha:g} (one-sided permutation test, conversation as the unit).",
-        "",
-        "| dimension | baseline | production | p | status |",
-        "|---|---|---|---|---|",
-    ]
-    for c in report.comparisons:
-        p_value = "–" if c.p_value is None else f"{c.p_value:.4f}"
-        lines.append(
-            f"| {c.dimension} | {shown(c.baseline)} | {shown(c.current)} | {p_value} | {c.status} |"
-        )
-    return "\n".join(lines) + "\n"

@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from toolproof.ci.audit import load_manifest, record_manifest, verify_run
 from toolproof.ci.compare import compare_runs
 from toolproof.ci.gate import evaluate_gate, flag_spec, resolve_spec
 from toolproof.cli import exit_without_teardown
@@ -20,12 +19,15 @@ from toolproof.cli.options import RUN_HELP, StoreOpt
 from toolproof.cli.output import console, writable
 from toolproof.errors import UsageError
 from toolproof.report.compare import comparison_tables
+from toolproof.report.gate import gate_json
 from toolproof.report.json import write_json
 from toolproof.report.junit import write_junit
 from toolproof.report.markdown import write_markdown
 from toolproof.report.terminal import gate_table
 from toolproof.store.journal import Store
+from toolproof.store.manifest import load_manifest, record_manifest
 from toolproof.store.queries import open_existing
+from toolproof.store.verify import verify_run
 
 
 def gate(
@@ -84,7 +86,7 @@ def gate(
         write_markdown(result, markdown)
         console.print(f"wrote {markdown}")
     if json_path:
-        write_json(result.as_json(), json_path)
+        write_json(gate_json(result), json_path)
         console.print(f"wrote {json_path}")
     failed = result.failed
     if failed:
@@ -206,5 +208,5 @@ def _opened(store: str | None) -> Store:
     """The store a CI command reads: closed, and the process ended without the
     interpreter's teardown, once the command is done (`exit_without_teardown`)."""
     journal = open_existing(store)
-    exit_without_teardown(journal.engine.dispose)
+    exit_without_teardown(journal.close)
     return journal

@@ -12,13 +12,13 @@ from collections.abc import Callable
 
 import typer
 
-from toolproof import __version__
 from toolproof.cli.ci import compare, gate, verify
 from toolproof.cli.labels import agreement_command, label
 from toolproof.cli.results import import_app, report, runs, show, view
 from toolproof.cli.serve import serve_tools
 from toolproof.cli.suite import init, regrade, run, schema, validate
 from toolproof.cli.telemetry import monitor
+from toolproof.version import __version__
 
 app = typer.Typer(
     name="toolproof",

@@ -14,9 +14,9 @@ from rich.table import Table
 
 from toolproof.cli.output import console
 from toolproof.errors import Problem, SuiteError, UsageError
+from toolproof.format import fixed
 from toolproof.graders.rubric import render_transcript
 from toolproof.metrics.agreement import Item, agreement
-from toolproof.report.format import fixed
 from toolproof.results import TrialResult
 from toolproof.store.journal import Store
 from toolproof.store.labels import Label, TrialKey, run_labels, save_labels, trial_items, trial_key

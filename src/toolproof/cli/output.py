@@ -16,6 +16,7 @@ from rich.markup import escape
 from toolproof.ci.gate import flag_spec, limit_conditions
 from toolproof.errors import UsageError
 from toolproof.metrics.summary import RunSummary
+from toolproof.report.gate import detail
 from toolproof.report.json import write_json
 from toolproof.report.terminal import summary_notes, summary_tables
 
@@ -49,7 +50,7 @@ def finish(summary: RunSummary, json_path: Path | None, thresholds: list[str] | 
     broken = [c for c in limit_conditions(summary, spec, "--fail-under") if c.failed]
     for condition in broken:
         prefix = f"{condition.model}: " if condition.model else ""
-        console.print(f"[red]fail-under: {escape(prefix + condition.detail)}", highlight=False)
+        console.print(f"[red]fail-under: {escape(prefix + detail(condition))}", highlight=False)
     if broken:
         raise typer.Exit(1)
 

@@ -24,7 +24,8 @@ from toolproof.errors import UsageError
 from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
 from toolproof.report.json import write_json
 from toolproof.store.journal import Store
-from toolproof.store.queries import list_runs, open_existing, pick_trial, stored_summary
+from toolproof.store.queries import list_runs, open_existing, pick_trial
+from toolproof.summaries import stored_summary
 
 import_app = typer.Typer(
     help="Import another harness's results as a run, or its tasks as a suite.",

@@ -50,7 +50,8 @@ from toolproof.spec.limits import (
     whole,
 )
 from toolproof.store.journal import Store
-from toolproof.store.queries import open_existing, stored_summary
+from toolproof.store.queries import open_existing
+from toolproof.summaries import stored_summary
 
 if TYPE_CHECKING:
     from toolproof.results import TrialResult

@@ -109,14 +109,10 @@ def monitor(
 ) -> None:
     """Score production traces with the graders that need no gold (policy, loops, recovery,
     economics) and compare each with the baseline run; exit 1 on a significant regression."""
-    from toolproof.ci.monitor import (
-        Policy,
-        baseline_measures,
-        markdown,
-        production_measures,
-    )
+    from toolproof.ci.monitor import Policy, baseline_measures, production_measures
     from toolproof.ci.monitor import monitor as compare
     from toolproof.report.json import write_json
+    from toolproof.report.monitor import monitor_markdown
     from toolproof.store.queries import open_existing
 
     writable(json_path, "--json")
@@ -135,7 +131,7 @@ def monitor(
         max_regression=max_regression,
         alpha=alpha,
     )
-    text = markdown(report)
+    text = monitor_markdown(report)
     print(text, end="")
     if json_path:
         write_json(report.as_json(), json_path)

@@ -26,8 +26,8 @@ from toolproof.gateway.faults import (
     paginate,
 )
 from toolproof.gateway.load import SharedCapacity
-from toolproof.suite.loaded import ToolBinding
 from toolproof.tools.base import ToolContext, ToolResult, ToolSchema
+from toolproof.tools.binding import ToolBinding
 from toolproof.transcript import ToolCallEvent, Transcript
 from toolproof.world import FrozenDict, World
 

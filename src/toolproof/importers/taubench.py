@@ -12,8 +12,6 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from toolproof import __version__
-from toolproof.ci.audit import record_manifest
 from toolproof.errors import Problem, SuiteError
 from toolproof.metrics.recovery import trial_stats
 from toolproof.models.base import ToolCall
@@ -22,7 +20,9 @@ from toolproof.results import TrialResult
 from toolproof.spec.files import FileProblem, gunzip, read_file
 from toolproof.spec.yamlload import MAX_DEPTH, too_deep
 from toolproof.store.journal import NewRun, Store
+from toolproof.store.manifest import record_manifest
 from toolproof.transcript import EndEvent, MessageEvent, ModelCallEvent, ToolCallEvent, Transcript
+from toolproof.version import __version__
 
 REQUIRED = ("task_id", "trial", "reward")
 

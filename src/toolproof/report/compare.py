@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from toolproof.format import fmt, fmt_p, variant_suffix
 from toolproof.metrics.comparison import SHOWN, Comparison, MetricDiff
-from toolproof.report.format import fmt, fmt_p, variant_suffix
 
 
 def comparison_tables(comparison: Comparison, limit: int = 30) -> list[Table]:

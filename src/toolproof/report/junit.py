@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolproof import __version__
 from toolproof.ci.gate import GateResult
+from toolproof.report.gate import detail
 from toolproof.report.json import write_text
+from toolproof.version import __version__
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -77,14 +78,14 @@ def gate_junit(result: GateResult) -> ET.Element:
         case = ET.SubElement(
             gate, "testcase", classname="toolproof.gate", name=condition.title, time="0"
         )
+        said = clean(detail(condition))
         if condition.skipped:
-            ET.SubElement(case, "skipped", message=clean(condition.detail))
+            ET.SubElement(case, "skipped", message=said)
         elif not condition.passed:
-            detail = clean(condition.detail)
-            failure = ET.SubElement(case, "failure", message=detail, type="gate")
-            failure.text = detail
+            failure = ET.SubElement(case, "failure", message=said, type="gate")
+            failure.text = said
         else:
-            ET.SubElement(case, "system-out").text = clean(condition.detail)
+            ET.SubElement(case, "system-out").text = said
     _count(gate)
     for suite in _task_suites(root, result.trials, run.suite_name, run.agent):
         _count(suite)

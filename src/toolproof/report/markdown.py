@@ -12,12 +12,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolproof import __version__
-from toolproof.ci.gate import Condition, GateResult
+from toolproof.ci.findings import Condition
+from toolproof.ci.gate import GateResult
+from toolproof.format import fixed, fmt, fmt_p, score_parts
 from toolproof.metrics.comparison import PairComparison
 from toolproof.metrics.summary import RunSummary, conversation_metrics, model_metrics
-from toolproof.report.format import fixed, fmt, fmt_p, score_parts
+from toolproof.report.gate import detail
 from toolproof.report.json import write_text
+from toolproof.version import __version__
 
 CONDITION_METRICS = (
     "recovery_rate",
@@ -79,7 +81,7 @@ def gate_markdown(result: GateResult, limit: int = 20) -> str:
     if failed:
         lines.append(f"**{len(failed)} of {len(checked)} conditions failed:**")
         lines.append("")
-        lines.extend(f"- ❌ **{cell(c.title)}**: {cell(c.detail, 400)}" for c in failed)
+        lines.extend(f"- ❌ **{cell(c.title)}**: {cell(detail(c), 400)}" for c in failed)
     else:
         lines.append(f"**All {len(checked)} conditions held.**")
     lines.append("")
@@ -90,7 +92,7 @@ def gate_markdown(result: GateResult, limit: int = 20) -> str:
     lines += ["### Conditions", ""]
     lines += _table(
         ("", "condition", "detail"),
-        ((_mark(c), cell(c.title), cell(c.detail, 300)) for c in result.conditions),
+        ((_mark(c), cell(c.title), cell(detail(c), 300)) for c in result.conditions),
     )
     lines.append("")
     lines += _metrics(result)

@@ -18,8 +18,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from toolproof.format import fixed, score_parts
 from toolproof.metrics.summary import ModelSummary, RunSummary
-from toolproof.report.format import fixed, score_parts
+from toolproof.report.gate import detail
 
 if TYPE_CHECKING:
     from toolproof.ci.gate import GateResult
@@ -536,5 +537,5 @@ def gate_table(result: GateResult) -> Table:
             mark = "[yellow]skip"
         else:
             mark = "[green]ok" if condition.passed else "[red]FAIL"
-        table.add_row(mark, escape(condition.title), escape(condition.detail))
+        table.add_row(mark, escape(condition.title), escape(detail(condition)))
     return table

@@ -14,7 +14,6 @@ once.
 
 from __future__ import annotations
 
-from toolproof.ci.audit import record_manifest
 from toolproof.errors import InfraError, UsageError
 from toolproof.graders.rubric import JudgeRecord, judge_prompt
 from toolproof.results import TrialResult
@@ -23,6 +22,7 @@ from toolproof.runner.grading import derived, judge
 from toolproof.runner.judging import JudgeModel, control_prompts, goal, judge_rubric
 from toolproof.spec.source import Task
 from toolproof.store.journal import Store, now
+from toolproof.store.manifest import record_manifest
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import EndEvent
 from toolproof.world import World

@@ -15,9 +15,7 @@ from typing import Any
 
 from sqlalchemy.exc import DBAPIError
 
-from toolproof import __version__
 from toolproof.agents.registry import AgentChoice, resolve_agents, resolve_user
-from toolproof.ci.audit import record_manifest, redacted_config
 from toolproof.errors import Problem, StoreError, SuiteError, UsageError
 from toolproof.metrics.summary import InfraPolicy, RunSummary
 from toolproof.models.http import close_shared
@@ -45,11 +43,13 @@ from toolproof.spec.limits import (
 from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.spec.source import Task
 from toolproof.store.journal import NewRun, Store, WriteFailed
-from toolproof.store.queries import stored_summary
+from toolproof.store.manifest import record_manifest
 from toolproof.store.writer import TrialWriter
 from toolproof.suite.loaded import Suite
+from toolproof.summaries import stored_summary
 from toolproof.users.personas import resolve_persona
 from toolproof.users.scripted import UserFactory
+from toolproof.version import __version__
 
 
 @dataclass
@@ -466,7 +466,7 @@ async def run_suite(
             [a.identity for a in agents] + [user_identity] + ([grader.identity] if grader else []),
         ),
         agent=", ".join(a.label for a in agents),
-        config=redacted_config(config),
+        config=config.redacted(),
         tasks=task_rows(suite, tasks),
         version=__version__,
     )

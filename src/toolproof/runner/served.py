@@ -40,7 +40,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolproof import __version__
 from toolproof.agents.base import Agent, TrialContext
 from toolproof.errors import AgentFailure, ToolCrashed, UsageError
 from toolproof.gateway import Conditions, Gateway
@@ -57,6 +56,7 @@ from toolproof.store.journal import Store
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext, ToolResult, ToolSchema
 from toolproof.transcript import Transcript
+from toolproof.version import __version__
 from toolproof.world import World
 
 if TYPE_CHECKING:

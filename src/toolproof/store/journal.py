@@ -39,7 +39,6 @@ from toolproof.errors import StoreError, UsageError
 from toolproof.records import RunConfig, RunRecord
 from toolproof.redact import redacted
 from toolproof.store import lease as leases
-from toolproof.store import manifest as _manifest  # noqa: F401 - registers run_manifests
 from toolproof.store.lease import Lease
 from toolproof.store.rows import json_text, outcome_dicts, stored_row
 from toolproof.store.schema import (
@@ -179,6 +178,10 @@ class Store:
                 conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
             yield conn
             conn.commit()
+
+    def close(self) -> None:
+        """Close the store's connections (a later call opens them again)."""
+        self.engine.dispose()
 
     def check_sound(self) -> None:
         """Refuse to write into a damaged SQLite file (SQLite's quick check, once per Store):

@@ -1,23 +1,32 @@
-"""Reading a stored run back as the data metrics and reports need."""
+"""Reading stored runs back as the data metrics and reports need."""
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import create_engine, func, inspect, select
+from sqlalchemy import (
+    JSON,
+    LargeBinary,
+    Text,
+    case,
+    create_engine,
+    func,
+    inspect,
+    select,
+    type_coerce,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from toolproof.errors import StoreError, UsageError
-from toolproof.metrics.breakdown import TaskMeta
-from toolproof.metrics.summary import InfraPolicy, RunSummary, run_summary
 from toolproof.redact import redacted
-from toolproof.store.journal import Store, failure, store_url
+from toolproof.store.journal import OUTCOME_COLUMNS, Store, failure, store_url
+from toolproof.store.rows import KEY_COLUMNS, outcome_dicts
 from toolproof.store.schema import run_tasks, runs, trials
 
 if TYPE_CHECKING:
@@ -40,26 +49,49 @@ def bulk_read() -> Iterator[None]:
         gc.enable()
 
 
-def task_metas(store: Store, run_id: str) -> list[TaskMeta]:
-    return [
-        TaskMeta(
-            task_id=row["task_id"],
-            tags=tuple(row["tags"]),
-            tools={name: (tier, weight) for name, (tier, weight) in row["tools"].items()},
-        )
-        for row in store.run_tasks(run_id)
-    ]
+def outcomes_and_failures(
+    store: Store, run_id: str, failing: Callable[[int, bytes | str], None]
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """A run's trial rows as `Store.outcomes` gives them (same keys, same order) and their
+    row ids, read in one pass. The whole record of each trial that did not pass is handed to
+    `failing` with the trial's position as the rows stream by, as stored (compressed, or JSON
+    text in an older store), never parsed: the HTML report packs those while the rest is
+    still being read."""
+    columns = [trials.c[name] for name in OUTCOME_COLUMNS]
+    light = [type_coerce(c, Text) if isinstance(c.type, JSON) else c for c in columns]
+    failing_record = case(
+        (trials.c.outcome != "passed", type_coerce(trials.c.result, LargeBinary)), else_=None
+    )
+    query = (
+        select(trials.c.id, *light, failing_record)
+        .where(trials.c.run_id == run_id)
+        .order_by(*(trials.c[name] for name in KEY_COLUMNS))
+    )
+    rows: list[dict[str, Any]] = []
+    ids: list[int] = []
+    with store.engine.connect() as conn:
+        result = conn.execution_options(yield_per=2000).execute(query)
+        for part in result.partitions():
+            for record in part:
+                if (stored := record[-1]) is not None:
+                    failing(len(ids), stored)
+                ids.append(record[0])
+            rows.extend(outcome_dicts(OUTCOME_COLUMNS, [record[1:-1] for record in part]))
+    return rows, ids
 
 
-def stored_summary(
-    store: Store,
-    run_id: str,
-    ks: Sequence[int] | None = None,
-    infra: InfraPolicy | None = None,
-) -> RunSummary:
-    """The summary of a stored run; k and the infra policy default to the run's own."""
-    run = store.run(run_id)
-    return run_summary(run, store.outcomes(run_id), task_metas(store, run_id), ks, infra)
+def stored_records(
+    store: Store, row_ids: Sequence[int], batch: int = 500
+) -> Generator[dict[int, bytes | str]]:
+    """The whole records of trials by row id, as stored, a batch of `batch` at a time on one
+    connection: {row id: record}. A reader that has enough stops early by closing the
+    iterator."""
+    column = type_coerce(trials.c.result, LargeBinary)
+    with store.engine.connect() as conn:
+        for start in range(0, len(row_ids), batch):
+            wanted = list(row_ids[start : start + batch])
+            query = select(trials.c.id, column).where(trials.c.id.in_(wanted))
+            yield {row_id: stored for row_id, stored in conn.execute(query)}
 
 
 def open_existing(value: str | None) -> Store:

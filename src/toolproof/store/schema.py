@@ -135,6 +135,20 @@ labels = Table(
 )
 """People's pass/fail per trial and criterion (`outcome` or a rubric criterion): `labels.py`."""
 
+run_manifests = Table(
+    "run_manifests",
+    metadata,
+    Column("run_id", String(40), ForeignKey("runs.id"), primary_key=True),
+    Column("recorded_at", String(40), nullable=False),
+    Column("manifest_hash", String(64), nullable=False),
+    Column("run_hash", String(64), nullable=False),
+    Column("document", JSON, nullable=False),
+)
+"""The run manifests, the audit evidence recorded when a run finishes (`manifest.py`): one row
+per run, the manifest document (suite and task hashes, settings, versions, host, times, one
+sha256 per trial) and two hashes, so `toolproof verify` can show later that the stored
+verdicts are the ones the run produced. docs/ci.md describes the document."""
+
 UPGRADABLE = ("1", "2", "3")
 """Schemas upgraded in place: 3 lacks `labels` and `trials.judge_cost_usd` (its trials were
 never judged: 0), 2 also lacks `run_leases` and `trials.sha256` and stores results as plain

@@ -2,6 +2,7 @@
 
 from toolproof.spec.source import Task
 from toolproof.suite.load import load_suite
-from toolproof.suite.loaded import Suite, ToolBinding
+from toolproof.suite.loaded import Suite
+from toolproof.tools.binding import ToolBinding
 
 __all__ = ["Suite", "Task", "ToolBinding", "load_suite"]

@@ -17,7 +17,7 @@ from toolproof.spec.models import (
 )
 from toolproof.spec.placeholders import scope_names, template_problem
 from toolproof.spec.source import SuiteSource, Task
-from toolproof.suite.loaded import ToolBinding
+from toolproof.tools.binding import ToolBinding
 
 
 def check_task(

@@ -22,8 +22,9 @@ from toolproof.spec.models import Backend, PythonBackend, SuiteFile
 from toolproof.spec.read import read_suite
 from toolproof.spec.source import SuiteSource, shown
 from toolproof.suite.checks import check_conditions, check_task
-from toolproof.suite.loaded import Suite, ToolBinding
+from toolproof.suite.loaded import Suite
 from toolproof.tools.base import Tool, ToolSchema
+from toolproof.tools.binding import ToolBinding
 from toolproof.world import freeze
 
 

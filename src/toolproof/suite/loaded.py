@@ -11,27 +11,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from toolproof.errors import UsageError
 from toolproof.spec.models import SuiteFile
 from toolproof.spec.source import Task
-from toolproof.tools.base import Tool, ToolSchema
+from toolproof.tools.base import ToolSchema
+from toolproof.tools.binding import ToolBinding
 from toolproof.world import FrozenDict, World
 
 if TYPE_CHECKING:
     from toolproof.runtime import Runtime
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class ToolBinding:
-    """A tool of the spectra: its backend tool, what the model sees, tier, weight, kind."""
-
-    tool: Tool
-    schema: ToolSchema
-    tier: int
-    weight: float | None
-    write: bool
-    backend: str
-    simulated: bool = True
-    """False for tools of real systems (MCP, OpenAPI): the world hash cannot see their effects."""
 
 
 @dataclass

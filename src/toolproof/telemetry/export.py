@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolproof import __version__
 from toolproof.errors import UsageError
 from toolproof.results import TrialResult
+from toolproof.version import __version__
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider

@@ -18,11 +18,12 @@ from typing import Any
 from urllib.parse import quote
 
 from toolproof.errors import ToolproofError, UsageError
+from toolproof.format import score_parts
 from toolproof.metrics.passk import pass_hat_k
-from toolproof.report.format import score_parts
 from toolproof.report.html import render_report
 from toolproof.store.journal import Store
-from toolproof.store.queries import list_runs, stored_summary
+from toolproof.store.queries import list_runs
+from toolproof.summaries import stored_summary
 
 DEFAULT_LIMIT = 200
 """Runs listed (newest first) and runs charted when the query gives no limit."""

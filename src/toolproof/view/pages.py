@@ -13,7 +13,7 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
-from toolproof.report.format import fixed
+from toolproof.format import fixed
 from toolproof.report.html.render import json_for_script
 
 

@@ -26,7 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from toolproof.errors import StoreError, ToolproofError, UsageError
 from toolproof.report.html.render import inline_script
-from toolproof.store.queries import stored_summary
+from toolproof.summaries import stored_summary
 from toolproof.view.data import Dashboard, RunFilter
 from toolproof.view.pages import error_page, runs_page, trends_page
 

@@ -24,9 +24,9 @@ import re
 import time
 import zlib
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -36,16 +36,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import LargeBinary, Text, case, select, type_coerce
 
-from toolproof import __version__
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.metrics.summary import CONVERSATION_SECTIONS, ModelSummary, RunSummary, run_summary
 from toolproof.store import payload
-from toolproof.store.journal import OUTCOME_COLUMNS, Store
-from toolproof.store.queries import task_metas
-from toolproof.store.schema import trials
+from toolproof.store.journal import Store
+from toolproof.store.queries import outcomes_and_failures, stored_records
+from toolproof.summaries import task_metas
+from toolproof.version import __version__
 
 DEFAULT_TRANSCRIPTS_MB = 10.0
 """Default budget for the embedded (compressed, base64) trial records, in MB."""
@@ -174,7 +173,8 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
     out = _Collected(data={})
     for run_number, run_id in enumerate(run_ids):
         run = store.run(run_id)
-        rows, ids = _trial_rows(store, run_id, packer, first_index=len(out.row_ids))
+        # the grid keeps the rows' order: this run's trials follow those collected so far
+        rows, ids = outcomes_and_failures(store, run_id, packer.from_index(len(out.row_ids)))
         summary = run_summary(run, rows, task_metas(store, run_id))
         ks = summary.shown_ks
         runs.append(
@@ -212,48 +212,6 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
         "grid": {"groups": groups, "reasons": list(reasons)},
     }
     return out
-
-
-_JSON_COLUMNS = ("model_latency_s", "conditions")
-
-
-def _trial_rows(
-    store: Store, run_id: str, packer: _Packer, first_index: int
-) -> tuple[list[dict[str, Any]], list[int]]:
-    """A run's trial rows as `Store.outcomes` gives them (same keys, same order) and their
-    row ids, read in one pass: JSON columns come as text and are parsed with orjson, and the
-    whole record of each trial that did not pass goes to the packer as stored, never parsed
-    (its grid index is `first_index` plus its position: the grid keeps this order)."""
-    columns = [trials.c[name] for name in OUTCOME_COLUMNS]
-    names = ("id", *OUTCOME_COLUMNS)
-    selected = [type_coerce(c, Text) if c.name in _JSON_COLUMNS else c for c in columns]
-    failing_record = case(
-        (trials.c.outcome != "passed", type_coerce(trials.c.result, LargeBinary)), else_=None
-    )
-    query = (
-        select(trials.c.id, *selected, failing_record)
-        .where(trials.c.run_id == run_id)
-        .order_by(trials.c.variant, trials.c.model, trials.c.task_id, trials.c.trial)
-    )
-    rows: list[dict[str, Any]] = []
-    ids: list[int] = []
-    loads = orjson.loads
-    latency, conditions = _JSON_COLUMNS
-    with store.engine.connect() as conn:
-        result = conn.execution_options(yield_per=2000).execute(query)
-        for part in result.partitions():
-            for record in part:
-                row = dict(zip(names, record, strict=False))
-                ids.append(row.pop("id"))
-                # SQLite hands JSON back as text; some drivers (psycopg) parse it themselves
-                if isinstance(value := row[latency], str | bytes):
-                    row[latency] = loads(value)
-                if isinstance(value := row[conditions], str | bytes):
-                    row[conditions] = loads(value)
-                if (stored := record[-1]) is not None and not packer.full:
-                    packer.add(first_index + len(rows), stored)
-                rows.append(row)
-    return rows, ids
 
 
 def _entry(summary: ModelSummary, run: int, ks: list[int]) -> dict[str, Any]:
@@ -429,6 +387,10 @@ class _Packer:
         if len(self._indices) >= CHUNK_TRIALS or self._size >= CHUNK_RAW_BYTES:
             self._close_chunk()
 
+    def from_index(self, first: int) -> Callable[[int, bytes | str], None]:
+        """`add` for one run's trials, numbered from 0, whose first has grid index `first`."""
+        return lambda at, stored: self.add(first + at, stored)
+
     def _close_chunk(self) -> None:
         if not self._indices:
             return
@@ -467,17 +429,14 @@ def _pack_passing(store: Store, collected: _Collected, packer: _Packer) -> None:
     codes, ranks, row_ids = collected.codes, collected.ranks, collected.row_ids
     passing = [i for i, code in enumerate(codes) if code == "p"]
     passing.sort(key=lambda i: (ranks[i] >> 2, i))
-    column = type_coerce(trials.c.result, LargeBinary)
-    with store.engine.connect() as conn:
-        for start in range(0, len(passing), _FETCH_BATCH):
-            if packer.full:
-                return
-            batch = passing[start : start + _FETCH_BATCH]
-            query = select(trials.c.id, column).where(trials.c.id.in_([row_ids[i] for i in batch]))
-            texts = {row_id: stored for row_id, stored in conn.execute(query)}
-            for i in batch:
+    wanted = [row_ids[i] for i in passing]
+    with closing(stored_records(store, wanted, _FETCH_BATCH)) as batches:
+        for start, texts in zip(range(0, len(passing), _FETCH_BATCH), batches, strict=True):
+            for i in passing[start : start + _FETCH_BATCH]:
                 if row_ids[i] in texts:
                     packer.add(i, texts[row_ids[i]])
+            if packer.full:
+                return
 
 
 # ---------------------------------------------------------------- page

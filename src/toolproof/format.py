@@ -1,4 +1,5 @@
-"""Numbers as tables and reports show them."""
+"""Numbers as toolproof shows them: in tables, reports and the sentences of a warning or a
+gate condition. One place, so a value reads the same wherever it appears."""
 
 from __future__ import annotations
 

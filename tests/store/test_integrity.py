@@ -15,22 +15,14 @@ import pytest
 from sqlalchemy import select, update
 from stored import invoke, mini_suite, stored_run, toolproof_ci
 
-from toolproof.ci import audit
-from toolproof.ci.audit import (
-    REDACTED,
-    Verification,
-    build_manifest,
-    canonical_json,
-    load_manifest,
-    read_verified,
-    record_manifest,
-    run_hash,
-    trial_hash,
-    verify_run,
-)
+from toolproof.redact import REDACTED
 from toolproof.runner.run import RunRequest, run_suite
+from toolproof.store import verify
+from toolproof.store.integrity import canonical_json, run_hash, trial_hash
 from toolproof.store.journal import Store
+from toolproof.store.manifest import build_manifest, load_manifest, record_manifest
 from toolproof.store.schema import runs, trials
+from toolproof.store.verify import Verification, read_verified, verify_run
 from toolproof.suite import load_suite
 
 
@@ -84,7 +76,7 @@ def _dies(url: str, run_id: str) -> Verification:
 
 
 def needs_fork() -> None:
-    if not audit._forks():
+    if not verify._forks():
         pytest.skip("verifying aside needs fork (Linux) and no other thread")
 
 
@@ -92,9 +84,9 @@ def test_the_gate_reads_its_rows_while_a_forked_process_verifies(
     store: Store, recorded: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     needs_fork()
-    aside = audit._read_while_verified_aside(store, recorded, len)
+    aside = verify._read_while_verified_aside(store, recorded, len)
     assert aside is not None
-    monkeypatch.setattr(audit, "_forks", lambda: False)
+    monkeypatch.setattr(verify, "_forks", lambda: False)
     assert read_verified(store, recorded, len) == aside  # the same as one pass in this process
     sql(store, "UPDATE trials SET outcome = 'passed' WHERE task_id = 'cancel' AND trial = 2")
     monkeypatch.undo()
@@ -115,7 +107,7 @@ def test_a_commit_while_the_gate_reads_sends_it_back_to_one_pass(
         return rows
 
     monkeypatch.setattr(Store, "outcomes", read_then_another_writes)
-    assert audit._read_while_verified_aside(store, recorded, len) is None
+    assert verify._read_while_verified_aside(store, recorded, len) is None
     rows, _, verification = read_verified(store, recorded, len)  # read again, in one pass
     assert {r["reason"] for r in rows if r["trial"] == 0} == {"edited"}
     assert verification.tampered == ["task cancel trial 0", "task status trial 0"]
@@ -125,8 +117,8 @@ def test_a_verifier_that_dies_sends_the_gate_back_to_one_pass(
     store: Store, recorded: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     needs_fork()
-    monkeypatch.setattr(audit, "_verify_elsewhere", _dies)
-    assert audit._read_while_verified_aside(store, recorded, len) is None
+    monkeypatch.setattr(verify, "_verify_elsewhere", _dies)
+    assert verify._read_while_verified_aside(store, recorded, len) is None
     rows, _, verification = read_verified(store, recorded, len)
     assert verification.ok and rows == store.outcomes(recorded)
 
