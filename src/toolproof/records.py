@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolproof.spec.overrides import ModelOverrides
+
 InfraPolicy = Literal["fail", "exclude"]
 """How infra errors enter pass^k: as failures, or left out (and always counted)."""
 
@@ -27,8 +29,9 @@ class RunConfig(BaseModel):
     agent: str | None = None
     served: str | None = Field(None, description="Served runs: how the agent connected.")
     models: list[str] = Field(default_factory=list)
-    model_flags: dict[str, Any] = Field(
-        default_factory=dict, description="Model settings given as flags (header values redacted)."
+    model_flags: ModelOverrides = Field(
+        default_factory=ModelOverrides,
+        description="Model settings given as flags (header values redacted).",
     )
     max_cost: int | float | None = None
     user_model: str | None = None

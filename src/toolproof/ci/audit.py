@@ -100,11 +100,13 @@ def trial_name(key: TrialKey) -> str:
 def redacted_config(config: RunConfig) -> RunConfig:
     """The run's config with its secrets replaced: HTTP header values and the user name and
     password in a base URL or an agent's URL (credentials, often)."""
-    flags = dict(config.model_flags)
-    if isinstance(flags.get("headers"), Mapping):
-        flags["headers"] = dict.fromkeys(flags["headers"], REDACTED)
-    if isinstance(flags.get("base_url"), str):
-        flags["base_url"] = redacted(flags["base_url"])
+    given = config.model_flags
+    hidden: dict[str, Any] = {}
+    if given.headers is not None:
+        hidden["headers"] = dict.fromkeys(given.headers, REDACTED)
+    if given.base_url is not None:
+        hidden["base_url"] = redacted(given.base_url)
+    flags = given.model_copy(update=hidden)
     agent = redacted(config.agent) if config.agent else config.agent
     if flags == config.model_flags and agent == config.agent:
         return config
@@ -293,7 +295,7 @@ def _about(store: Store, run_id: str) -> dict[str, Any]:
         "models": {
             "agent": config.agent,
             "models": config.models,
-            "parameters": config.model_flags,
+            "parameters": config.model_flags.given(),
             "user_model": config.user_model,
         },
         "variants": config.variants,
