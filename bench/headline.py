@@ -33,6 +33,7 @@ from stub_server import Answer, serve, server_stats, start
 
 from toolproof.results import TrialResult
 from toolproof.runner.run import RunRequest, RunStart, run_suite
+from toolproof.spec.overrides import ModelOverrides
 from toolproof.store import Store
 from toolproof.suite import load_suite
 
@@ -100,7 +101,7 @@ def one_level(root: Path, url: str, args: argparse.Namespace, concurrency: int) 
     models = [f"openai-compatible/m{i + 1}" for i in range(args.models)]
     request = RunRequest(
         models=models,
-        model_flags={"base_url": url},
+        model_flags=ModelOverrides(base_url=url),
         trials=args.trials,
         k=[1],
         concurrency=concurrency,

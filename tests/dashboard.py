@@ -19,6 +19,7 @@ from servers import completion, openai_server
 from support import MINI_FILES, edit, write_files
 
 from toolproof.runner.run import RunRequest, run_suite
+from toolproof.spec.overrides import ModelOverrides
 from toolproof.store import Store
 from toolproof.suite import load_suite
 from toolproof.view import Dashboard, DashboardServer
@@ -71,7 +72,8 @@ def fill_store(url: str, root: Path) -> ViewRuns:
     oracle = run(mini, RunRequest(agent="oracle"))
     with openai_server(answer) as (base_url, _):
         models = ["openai-compatible/alpha", "openai-compatible/beta"]
-        two = run(mini, RunRequest(models=models, model_flags={"base_url": base_url}))
+        overrides = ModelOverrides(base_url=base_url)
+        two = run(mini, RunRequest(models=models, model_flags=overrides))
     null = run(mini, RunRequest(agent="null"))
     script = run(mini, RunRequest(agent=scripted))
     again = run(mini, RunRequest(agent="oracle"))

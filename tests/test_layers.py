@@ -48,7 +48,7 @@ ALLOWED: dict[str, set[str]] = {
     "suite": uses("conversation errors gateway runtime spec tools world"),
     # pure: grading and metrics are functions of data
     "graders": uses("conversation registry spec transcript world"),
-    "records": uses("redact"),
+    "records": uses("redact spec"),
     "results": uses("graders models transcript world"),
     "metrics": uses("errors records transcript"),
     # the store owns every byte on disk; a stored run is summarised through the metrics
@@ -77,7 +77,7 @@ ALLOWED: dict[str, set[str]] = {
     ),
     # the command line and the public API, on top
     "cli": uses(
-        "ci errors format graders importers metrics models records redact report results"
+        "ci errors format graders importers metrics models redact report results"
         " runner runtime spec store suite summaries telemetry version view"
     ),
     "__main__": uses("cli"),

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from toolproof.gateway import Gateway
     from toolproof.models import Message, ModelClient, ModelResponse, ToolCall, Usage
     from toolproof.results import TrialResult
-    from toolproof.runner import RunReport, RunRequest, run_suite
+    from toolproof.runner import ModelOverrides, RunReport, RunRequest, run_suite
     from toolproof.runner.validate import validate_suite
     from toolproof.store import Store
     from toolproof.suite import Suite, Task, load_suite
@@ -41,6 +41,7 @@ _HOMES = {
     "ToolCall": "toolproof.models",
     "Usage": "toolproof.models",
     "TrialResult": "toolproof.results",
+    "ModelOverrides": "toolproof.runner",
     "RunReport": "toolproof.runner",
     "RunRequest": "toolproof.runner",
     "run_suite": "toolproof.runner",
@@ -75,6 +76,7 @@ __all__ = [
     "LoopAgent",
     "Message",
     "ModelClient",
+    "ModelOverrides",
     "ModelResponse",
     "NullAgent",
     "OracleAgent",

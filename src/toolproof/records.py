@@ -10,12 +10,12 @@ annotate a run: `stopped` (its --max-cost was reached), `regraded_at` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.redact import REDACTED, redacted
+from toolproof.spec.overrides import ModelOverrides
 
 InfraPolicy = Literal["fail", "exclude"]
 """How infra errors enter pass^k: as failures, or left out (and always counted)."""
@@ -30,8 +30,9 @@ class RunConfig(BaseModel):
     agent: str | None = None
     served: str | None = Field(None, description="Served runs: how the agent connected.")
     models: list[str] = Field(default_factory=list)
-    model_flags: dict[str, Any] = Field(
-        default_factory=dict, description="Model settings given as flags (header values redacted)."
+    model_flags: ModelOverrides = Field(
+        default_factory=ModelOverrides,
+        description="Model settings given as flags (header values redacted).",
     )
     max_cost: int | float | None = None
     user_model: str | None = None
@@ -64,11 +65,13 @@ class RunConfig(BaseModel):
         """The config with its secrets replaced, as the store and a manifest keep it: HTTP
         header values and the user name and password in a base URL or an agent's URL
         (credentials, often)."""
-        flags = dict(self.model_flags)
-        if isinstance(flags.get("headers"), Mapping):
-            flags["headers"] = dict.fromkeys(flags["headers"], REDACTED)
-        if isinstance(flags.get("base_url"), str):
-            flags["base_url"] = redacted(flags["base_url"])
+        given = self.model_flags
+        hidden: dict[str, Any] = {}
+        if given.headers is not None:
+            hidden["headers"] = dict.fromkeys(given.headers, REDACTED)
+        if given.base_url is not None:
+            hidden["base_url"] = redacted(given.base_url)
+        flags = given.model_copy(update=hidden)
         agent = redacted(self.agent) if self.agent else self.agent
         if flags == self.model_flags and agent == self.agent:
             return self

@@ -26,8 +26,9 @@ from toolproof.agents.external import HttpSettings, http_agent
 from toolproof.agents.registry import resolve_agent
 from toolproof.errors import UsageError
 from toolproof.results import TrialResult
+from toolproof.runner.build import gold_replays
 from toolproof.runner.plan import TrialSpec
-from toolproof.runner.run import RunRequest, gold_replays, run_suite
+from toolproof.runner.run import RunRequest, run_suite
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.store.journal import Store
 from toolproof.suite import Suite, load_suite

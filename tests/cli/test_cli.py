@@ -6,6 +6,7 @@ imports, so the runs that several tests read are made once per module.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -362,3 +363,14 @@ def test_help_at_80_columns_shows_every_option_name_whole(
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
     if command == ["run"]:
         assert "--parallel-tool-calls / --no-parallel-tool-calls" in result.stdout
+
+
+def test_every_option_of_run_is_declared_in_the_options_module() -> None:
+    """`toolproof run` parses, builds its configuration and renders: its options are declared
+    once, in cli/options.py, beside those the other commands share."""
+    from toolproof.cli import options
+    from toolproof.cli.suite import run
+
+    declared = [p.annotation for p in inspect.signature(run).parameters.values()]
+    assert len(declared) > 30
+    assert [name for name in declared if not hasattr(options, name)] == []

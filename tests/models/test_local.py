@@ -28,6 +28,7 @@ from toolproof.models.local import (
 )
 from toolproof.models.pricing import Metered, PriceTable
 from toolproof.models.registry import build_client, choose_model
+from toolproof.spec.overrides import ModelOverrides
 from toolproof.tools.base import ToolSchema
 
 WEATHER = ToolSchema(
@@ -122,14 +123,16 @@ def test_a_missing_model_file_is_a_usage_error() -> None:
 
 def test_local_models_are_named_by_the_bundled_name_or_a_gguf_path(local_model_path: str) -> None:
     config = Config()
-    flags = {"n_threads": 1, "n_ctx": 2048}
+    flags = ModelOverrides(n_threads=1, n_ctx=2048)
     for name in ("local/smollm2", f"local/{local_model_path}"):
         built = build_client(choose_model(name, config, {}, flags), config, PriceTable())
         inner = built.inner if isinstance(built, Metered) else built
         assert isinstance(inner, LocalLlamaClient)
         assert (inner.model_path, inner.n_threads, inner.n_ctx) == (local_model_path, 1, 2048)
     with pytest.raises(UsageError, match=r"local/PATH\.gguf"):
-        build_client(choose_model("local/llama3", config, {}, {}), config, PriceTable())
+        build_client(
+            choose_model("local/llama3", config, {}, ModelOverrides()), config, PriceTable()
+        )
 
 
 # --- With the model ----------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from stored import mini_suite, run_json, toolproof_ci
 
 from toolproof.agents.baselines import ADVERSARIES
 from toolproof.errors import UsageError
-from toolproof.runner.run import RunRequest, run_suite, settings, variant_keys
+from toolproof.runner.config import run_config, variant_keys
+from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.store.journal import Store
 from toolproof.suite import load_suite
@@ -163,14 +164,14 @@ def test_a_checkpoint_beyond_max_steps_is_told_before_the_run(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     retail = load_suite(EXAMPLES / "retail")  # max_steps 30
-    settings(retail, RunRequest(models=["local/smollm2"], checkpoints=[8, 40, 35]))
+    run_config(retail, RunRequest(models=["local/smollm2"], checkpoints=[8, 40, 35]))
     assert capsys.readouterr().err == (
         "note: --checkpoints 35,40: a conversation of 35 user turns needs at least 35 agent "
         "turns, more than max_steps (30) allows, so its trials are cut at max_steps; give "
         "--max-steps 40 or more (each tool call takes a turn too)\n"
     )
-    settings(retail, RunRequest(models=["local/smollm2"], checkpoints=[40], max_steps=45))
-    settings(retail, RunRequest(agent="oracle", checkpoints=[40]))  # takes no turns
+    run_config(retail, RunRequest(models=["local/smollm2"], checkpoints=[40], max_steps=45))
+    run_config(retail, RunRequest(agent="oracle", checkpoints=[40]))  # takes no turns
     assert capsys.readouterr().err == ""
 
 

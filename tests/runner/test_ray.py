@@ -25,9 +25,11 @@ from test_resume import SLOW_SCRIPT, trial_keys
 
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
+from toolproof.runner.build import gold_replays
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.ray import ActorSetup, TrialActor, archive
-from toolproof.runner.run import RunRequest, gold_replays, run_suite
+from toolproof.runner.run import RunRequest, run_suite
+from toolproof.spec.overrides import ModelOverrides
 from toolproof.store import Store
 from toolproof.suite import load_suite
 
@@ -154,7 +156,7 @@ def test_ray_run_stops_scheduling_once_max_cost_is_reached(
             mini_dir,
             tmp_path / "s.db",
             models=["openai-compatible/good"],
-            model_flags={"base_url": url},
+            model_flags=ModelOverrides(base_url=url),
             tasks="status",
             trials=4,
             k=[1],
@@ -166,7 +168,7 @@ def test_ray_run_stops_scheduling_once_max_cost_is_reached(
     assert [r.outcome for r in results] == ["passed"] * 3
     record = Store(str(tmp_path / "s.db")).run(run_id)
     assert record.config.stopped is not None and "budget reached" in record.config.stopped
-    assert "base_url" in record.config.model_flags
+    assert record.config.model_flags == ModelOverrides(base_url=url)
 
 
 def one_oracle_trial(

@@ -28,7 +28,8 @@ from support import MINI_FILES, MINI_SUITE, write_files
 from toolproof.cli.serve import serve_tools
 from toolproof.errors import UsageError
 from toolproof.results import TrialResult
-from toolproof.runner.served import ServedRun, serve, served_config
+from toolproof.runner.config import RunRequest, run_config
+from toolproof.runner.served import ServedRun, serve
 from toolproof.store.journal import Store
 from toolproof.suite import load_suite
 from toolproof.transcript import Transcript
@@ -270,7 +271,8 @@ def test_http_stopped_mid_conversation_grades_the_trial(suite_dir: Path, tmp_pat
 def test_a_taken_or_out_of_range_trial_is_a_usage_error(suite_dir: Path, tmp_path: Path) -> None:
     suite = load_suite(suite_dir)
     store = Store(str(tmp_path / "runs.db"))
-    run = ServedRun(store, suite, served_config(suite, "", 7, 2, "mine", 1.0), "mine")
+    asked = RunRequest(agent="mcp:mine", trials=2, seed=7)
+    run = ServedRun(store, suite, run_config(suite, asked, served=suite.task("status")), "mine")
     assert run.choose_trial("status", None) == 0
     with pytest.raises(UsageError, match="2 trials per task"):
         run.choose_trial("status", 2)

@@ -151,7 +151,7 @@ def test_a_manifest_whose_settings_name_trials_and_variants_is_read_whole(
     run = stored_run(store, {"cancel": "PF"}, models=["openai/m"], agent="openai/m")
     with store.engine.begin() as conn:
         config = conn.execute(select(runs.c.config).where(runs.c.id == run)).scalar_one()
-        config["model_flags"] = {"trials": [{"a": 1}], "variants": ['],"x":[']}
+        config["model_flags"] = {"extra": {"trials": [{"a": 1}], "variants": ['],"x":[']}}
         conn.execute(update(runs).where(runs.c.id == run).values(config=config))
     record_manifest(store, run)
     manifest = load_manifest(store, run)

@@ -11,7 +11,6 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from toolproof.agents.base import Agent, AgentFactory, TrialContext
 from toolproof.agents.baselines import ADVERSARIES, OracleAgent, RetryingOracle
@@ -23,6 +22,7 @@ from toolproof.models.pricing import PriceTable
 from toolproof.models.registry import build_client, choose_model
 from toolproof.models.scripted import ScriptedModel, load_script
 from toolproof.registry import Registry
+from toolproof.spec.overrides import ModelOverrides
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
@@ -121,7 +121,7 @@ def resolve_agents(
     agent: str | None,
     models: list[str],
     suite: Suite,
-    flags: dict[str, Any],
+    overrides: ModelOverrides,
     concurrency: int | None = None,
 ) -> list[AgentChoice]:
     """The agents of a run: one per model, or one baseline or script. `concurrency` is the
@@ -134,29 +134,30 @@ def resolve_agents(
         raise UsageError("--model: each model once")
     out = []
     for name in models:
-        identity, client = model_client(name, suite, flags, concurrency)
+        identity, client = model_client(name, suite, overrides, concurrency)
         out.append(model_agent(name, identity, client))
     return out
 
 
 def model_client(
-    name: str, suite: Suite, flags: dict[str, Any], concurrency: int | None = None
+    name: str, suite: Suite, overrides: ModelOverrides, concurrency: int | None = None
 ) -> tuple[str, ModelClient]:
-    """(identity, client) for a model, with settings from config, suite and flags."""
+    """(identity, client) for a model, with settings from config, suite and the run's
+    overrides."""
     config = load_config()
     prices = PriceTable({**config.prices, **suite.file.prices})
-    choice = choose_model(name, config, suite.file.models, flags)
+    choice = choose_model(name, config, suite.file.models, overrides)
     return choice.identity, build_client(choice, config, prices, concurrency)
 
 
 def resolve_user(
-    name: str | None, suite: Suite, flags: dict[str, Any], concurrency: int | None = None
+    name: str | None, suite: Suite, overrides: ModelOverrides, concurrency: int | None = None
 ) -> tuple[str, UserFactory]:
     """The user side of a run: scripted turns, or a model simulating every task's user
-    (command-line model settings apply to it too)."""
+    (the run's model overrides apply to it too)."""
     if name is None:
         return "scripted", scripted_user
-    identity, client = model_client(name, suite, flags, concurrency)
+    identity, client = model_client(name, suite, overrides, concurrency)
 
     def simulated(task: Task, transcript: Transcript, seed: int) -> User:
         return LLMUser(client, task.spec.user, task.spec.story, transcript, seed)

@@ -59,6 +59,81 @@ RayAddressOpt = Annotated[
     ),
 ]
 RUN_HELP = "A run: its id, the start of it, or 'latest'."
+
+# ---------------------------------------------------------------- `toolproof run`
+
+RunSuiteArg = Annotated[Path | None, typer.Argument(help="Suite folder or its suite.yaml.")]
+AgentOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="oracle, retrying-oracle, null, scripted:FILE, python:MODULE:FUNCTION or http://URL."
+    ),
+]
+ModelsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--model", help="provider/model; repeat to compare models in one run."),
+]
+BaseUrlOpt = Annotated[str | None, typer.Option(help="Base URL (openai-compatible).")]
+RequestTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        metavar="SECONDS",
+        help="Seconds one model request may take; then it is retried as a timeout [120].",
+    ),
+]
+HeaderOpt = Annotated[
+    list[str] | None, typer.Option("--header", help="HTTP header KEY=VALUE; repeatable.")
+]
+TemperatureOpt = Annotated[float | None, typer.Option(help="Model temperature.")]
+MaxTokensOpt = Annotated[int | None, typer.Option(help="Max output tokens per call.")]
+ToolChoiceOpt = Annotated[str | None, typer.Option(help="auto, required or none.")]
+ParallelToolCallsOpt = Annotated[bool | None, typer.Option(help="Allow parallel tool calls.")]
+ModelParamOpt = Annotated[
+    list[str] | None,
+    typer.Option("--model-param", help="Extra provider parameter KEY=JSON; repeatable."),
+]
+PromptedOpt = Annotated[
+    bool, typer.Option(help="Prompted tool calling: tools in the prompt, calls parsed.")
+]
+ThreadsOpt = Annotated[int | None, typer.Option(help="CPU threads of a local model [2].")]
+MaxCostOpt = Annotated[
+    float | None, typer.Option(help="Stop starting trials once this many USD are spent.")
+]
+UserModelOpt = Annotated[
+    str | None,
+    typer.Option(help="provider/model simulating every task's user (instead of scripts)."),
+]
+LoadOpt = Annotated[str | None, typer.Option(help="Load levels (concurrent agents): 1,10,50,200.")]
+PersonaOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--persona",
+        help="Also run every task as this persona plays the user (a built-in or the suite's "
+        "own); repeatable.",
+    ),
+]
+CheckpointsOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Also run every task stretched to these conversation lengths (user turns): 3,8,15,25."
+    ),
+]
+ProfileOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="'full': what the Reliability Score needs and the suite's personas, in one run."
+    ),
+]
+TimeScaleOpt = Annotated[
+    float, typer.Option(help="Multiply injected latencies and waits (0.01 for CI).")
+]
+TrialsOpt = Annotated[int | None, typer.Option(help="Trials per task.")]
+ConcurrencyOpt = Annotated[int | None, typer.Option(help="Trials at once.")]
+MaxStepsOpt = Annotated[int | None, typer.Option(help="Model turns per trial.")]
+ResumeOpt = Annotated[
+    str | None, typer.Option(help="Run to resume: its id, the start of it, or 'latest'.")
+]
+FreshOpt = Annotated[bool, typer.Option(help="Start a new run even if one can resume.")]
 OtelEndpointOpt = Annotated[
     str | None,
     typer.Option(
@@ -126,6 +201,20 @@ def parse_infra(text: str) -> InfraPolicy:
     if text not in ("fail", "exclude"):
         raise UsageError(f"--infra-errors {text!r}: use 'fail' or 'exclude'")
     return "fail" if text == "fail" else "exclude"
+
+
+def parse_headers(texts: list[str] | None) -> dict[str, str]:
+    """--header NAME=VALUE flags as a mapping (a malformed one is refused without its value)."""
+    return dict(parse_pair("--header", text, secret=True) for text in texts or [])
+
+
+def parse_params(texts: list[str] | None) -> dict[str, Any]:
+    """--model-param KEY=JSON flags as a mapping of JSON values."""
+    params = {}
+    for text in texts or []:
+        key, raw = parse_pair("--model-param", text)
+        params[key] = parse_json_value("--model-param", key, raw)
+    return params
 
 
 def parse_pair(flag: str, text: str, *, secret: bool = False) -> tuple[str, str]:

@@ -25,6 +25,7 @@ from toolproof.models.base import ModelClient, ModelSettings
 from toolproof.models.pricing import Metered, PriceTable
 from toolproof.registry import Registry
 from toolproof.spec.models import ModelEntry
+from toolproof.spec.overrides import ModelOverrides
 
 DEFAULT_MODEL = "local/smollm2"
 DEFAULT_CONCURRENCY = 16
@@ -156,15 +157,16 @@ def split_name(name: str) -> tuple[str, str]:
 
 
 def choose_model(
-    name: str, config: Config, suite_models: dict[str, ModelEntry], flags: dict[str, Any]
+    name: str, config: Config, suite_models: dict[str, ModelEntry], overrides: ModelOverrides
 ) -> ModelChoice:
-    """Merge a model's settings: config file, then the suite, then command-line flags."""
+    """Merge a model's settings: config file, then the suite, then the run's overrides (the
+    command line's flags)."""
     provider, model = split_name(name)
     merged: dict[str, Any] = {}
     for layer in (config.models.get(name), suite_models.get(name)):
         if layer is not None:
             merged.update(layer.model_dump(exclude_unset=True))
-    merged.update(flags)
+    merged.update(overrides.given())
     try:
         entry = ModelEntry.model_validate(merged)
     except ValidationError as exc:

@@ -1,10 +1,14 @@
-"""Running trials: planning, one trial, the local executor, whole runs."""
+"""Running trials: a run's configuration, building its trials, planning, one trial, the
+executors, whole runs."""
 
+from toolproof.runner.config import RunRequest
 from toolproof.runner.plan import TrialSpec, derive_seed, plan
-from toolproof.runner.run import RunReport, RunRequest, RunStart, run_suite
+from toolproof.runner.run import RunReport, RunStart, run_suite
 from toolproof.runner.trial import Trial, run_trial
+from toolproof.spec.overrides import ModelOverrides
 
 __all__ = [
+    "ModelOverrides",
     "RunReport",
     "RunRequest",
     "RunStart",

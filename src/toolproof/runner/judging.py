@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
 
-from toolproof.errors import InfraError, UsageError
+from toolproof.errors import InfraError
 from toolproof.graders.controls import (
     ControlAnswer,
     CriterionControls,
@@ -38,7 +37,6 @@ from toolproof.models.base import Message, ModelClient, ProviderError
 from toolproof.seeds import stream_seed
 from toolproof.spec.models import Criterion
 from toolproof.spec.source import Task
-from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
 
 ATTEMPTS = 3
@@ -56,39 +54,6 @@ class JudgeModel:
     controls: dict[tuple[str, str], asyncio.Future[CriterionControls]] = field(
         default_factory=dict, compare=False, repr=False
     )
-
-
-def rubric_tasks(tasks: list[Task]) -> list[Task]:
-    """The tasks a judge model must grade."""
-    return [task for task in tasks if task.spec.expect.rubric]
-
-
-def judge_name(suite: Suite, given: str | None, tasks: list[Task]) -> str | None:
-    """The run's judge model: --judge-model, else the suite's `judge:`. Tasks with a rubric
-    and no judge model are a usage error before any trial starts."""
-    name = given or suite.file.judge
-    needing = rubric_tasks(tasks)
-    if needing and name is None:
-        shown = ", ".join(task.id for task in needing[:5])
-        raise UsageError(
-            f"task(s) {shown} have a rubric, which a judge model grades: give --judge-model "
-            "provider/model, or judge: in suite.yaml"
-        )
-    return name
-
-
-def resolve_judge(
-    name: str | None, suite: Suite, flags: dict[str, Any], concurrency: int | None = None
-) -> JudgeModel | None:
-    """The judge model's client, with settings from config, the suite and flags (as the
-    agent's and the simulated user's)."""
-    if name is None:
-        return None
-    from toolproof.agents.registry import model_client
-
-    identity, client = model_client(name, suite, flags, concurrency)
-    hold_answers(client)
-    return JudgeModel(name=name, identity=identity, client=client)
 
 
 def hold_answers(client: ModelClient) -> None:

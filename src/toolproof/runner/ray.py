@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolproof.agents.registry import resolve_agents, resolve_user
 from toolproof.config import config_path, load_config
 from toolproof.errors import ToolproofError, UsageError
 from toolproof.models.http import close_shared
 from toolproof.models.registry import key_variables
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
+from toolproof.runner.build import RunOne, Wiring, build
 from toolproof.runner.gold import GoldReplay
 from toolproof.runner.plan import TrialSpec
-from toolproof.runner.variants import Variant, VariantSetup
+from toolproof.runner.variants import Variant
 from toolproof.suite.loaded import Suite
 
 EXTRA_HINT = "install it with: pip install 'toolproof[ray]'"
@@ -61,17 +61,15 @@ class TrialActor:
 
     def __init__(self, setup: ActorSetup) -> None:
         self.setup = setup
-        self.run_one: Any = None
+        self.run_one: RunOne | None = None
         self.suite: Suite | None = None
         self.unpacked: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self) -> str:
-        """Load the suite and build the run's agents; returns the suite's content hash so
-        the driver can refuse a worker that sees a different suite."""
-        from toolproof.runner.judging import judge_name, resolve_judge
-        from toolproof.runner.run import trial_runner
-
-        setup, config = self.setup, self.setup.config
+        """Load the suite and build the run's trials (`runner.build`, as the driver does);
+        returns the suite's content hash so the driver can refuse a worker that sees a
+        different suite."""
+        setup = self.setup
         os.environ.update(setup.secrets)
         if setup.config_file is not None:
             self.unpacked = tempfile.TemporaryDirectory(prefix="toolproof-actor-")
@@ -79,19 +77,8 @@ class TrialActor:
             path.write_bytes(setup.config_file)
             os.environ["TOOLPROOF_CONFIG"] = str(path)
         suite = self.suite = self._load()
-        agents = resolve_agents(config.agent, config.models, suite, config.model_flags, setup.slots)
-        _, make_user = resolve_user(config.user_model, suite, config.model_flags, setup.slots)
-        setups = {
-            key: VariantSetup(suite, Variant.parse(key), config.time_scale)
-            for key in config.variants
-        }
-        tasks = [suite.task(t) for t in config.tasks]
-        grader = resolve_judge(
-            judge_name(suite, config.judge_model, tasks), suite, config.model_flags, setup.slots
-        )
-        self.run_one = trial_runner(
-            suite, config, agents, make_user, setup.expected, setups, grader
-        )
+        wiring = await build(suite, setup.config, slots=setup.slots, expected=setup.expected)
+        self.run_one = wiring.runner()
         return suite.content_hash
 
     def _load(self) -> Suite:
@@ -112,8 +99,8 @@ class TrialActor:
         return load_suite(Path(self.unpacked.name) / folder.name)
 
     async def run(self, spec: TrialSpec) -> TrialResult:
-        result: TrialResult = await self.run_one(spec)
-        return result
+        assert self.run_one is not None, "start() builds the trials first"
+        return await self.run_one(spec)
 
     async def close(self) -> None:
         await close_shared()
@@ -157,11 +144,11 @@ async def answer(ray: Any, call: Any) -> Any:
 
 
 @asynccontextmanager
-async def ray_trials(
-    suite: Suite, config: RunConfig, expected: dict[str, GoldReplay], address: str | None
-) -> AsyncIterator[Any]:
+async def ray_trials(wiring: Wiring, address: str | None) -> AsyncIterator[RunOne]:
     """Start the actors (connecting to the cluster, or starting a local one), yield the call
-    that runs one trial on them, and stop them when the run ends."""
+    that runs one trial on them, and stop them when the run ends. Each actor builds the run
+    from its config and the driver's gold replays."""
+    suite, config = wiring.suite, wiring.config
     ray = import_ray()
     started = connect(ray, address)
     try:
@@ -174,7 +161,7 @@ async def ray_trials(
             suite_hash=suite.content_hash,
             suite_archive=archive(suite.root),
             config=config,
-            expected=expected,
+            expected=wiring.expected,
             secrets=credentials(suite),
             config_file=config_file(),
             slots=peak if any(loads) else math.ceil(config.concurrency / count),

@@ -17,6 +17,7 @@ from __future__ import annotations
 from toolproof.errors import InfraError, UsageError
 from toolproof.graders.rubric import JudgeRecord, judge_prompt
 from toolproof.results import TrialResult
+from toolproof.runner.build import judge_name, make_judge
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.grading import derived, judge
 from toolproof.runner.judging import JudgeModel, control_prompts, goal, judge_rubric
@@ -73,11 +74,16 @@ async def regrade_run(
     store: Store,
     run_id: str,
     *,
-    grader: JudgeModel | None = None,
+    judge_model: str | None = None,
     rejudge: bool = False,
 ) -> int:
-    """Re-grade every completed trial of a run; returns how many outcomes changed."""
-    store.run(run_id)
+    """Re-grade every completed trial of a run; returns how many outcomes changed. With
+    `rejudge` the judge model (`judge_model`, else the run's own, else the suite's) is asked
+    again, and becomes the run's."""
+    config = store.run(run_id).config
+    grader = make_judge(
+        judge_name(suite, judge_model, stored=config.judge_model, rejudge=rejudge), suite
+    )
     expected: dict[str, GoldReplay] = {}
     updates: list[tuple[int, TrialResult]] = []
     changed = 0
@@ -127,4 +133,6 @@ async def regrade_run(
     store.annotate(run_id, regraded_at=now(), regraded_with_suite=suite.content_hash)
     if store.run(run_id).finished:
         record_manifest(store, run_id)
+    if grader is not None and grader.name != config.judge_model:
+        store.annotate(run_id, judge_model=grader.name)
     return changed

@@ -41,17 +41,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolproof.agents.base import Agent, TrialContext
+from toolproof.agents.registry import AgentChoice
 from toolproof.errors import AgentFailure, ToolCrashed, UsageError
-from toolproof.gateway import Conditions, Gateway
+from toolproof.gateway import Gateway
 from toolproof.records import RunConfig
 from toolproof.results import TrialResult
-from toolproof.runner.gold import GoldReplay
-from toolproof.runner.judging import JudgeModel, judge_name, resolve_judge
+from toolproof.runner.build import Wiring, build, gold_replays
+from toolproof.runner.config import RunRequest, run_config
 from toolproof.runner.plan import TrialSpec, derive_seed
-from toolproof.runner.run import fingerprint, gold_replays, score_settings, task_rows
-from toolproof.runner.trial import Trial, run_trial
-from toolproof.runner.variants import Variant, VariantSetup
-from toolproof.spec.source import Task
+from toolproof.runner.run import fingerprint, task_rows
+from toolproof.runner.trial import run_trial
 from toolproof.store.journal import Store
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext, ToolResult, ToolSchema
@@ -99,22 +98,14 @@ class ServedTrial:
 
     def __init__(
         self,
-        suite: Suite,
-        task: Task,
+        wiring: Wiring,
         spec: TrialSpec,
-        conditions: Conditions,
-        gold: GoldReplay,
         label: str,
-        max_steps: int,
         on_result: Callable[[TrialResult], None],
-        judge: JudgeModel | None = None,
     ) -> None:
-        self.suite, self.task, self.spec = suite, task, spec
-        self.judge = judge
-        self.conditions = conditions
-        self.gold = gold
-        self.label = label
-        self.max_steps = max_steps
+        self.wiring, self.spec, self.label = wiring, spec, label
+        self.suite = wiring.suite
+        self.task = wiring.suite.task(spec.task_id)
         self.on_result = on_result
         self.gateway: Gateway | None = None
         self.started = asyncio.Event()
@@ -136,20 +127,9 @@ class ServedTrial:
 
     async def _run(self) -> TrialResult:
         await self.started.wait()
+        relay = AgentChoice(self.label, self._relay, f"mcp:{self.label}")
         try:
-            result = await run_trial(
-                Trial(
-                    spec=self.spec,
-                    suite=self.suite,
-                    agent=self._relay,
-                    agent_label=self.label,
-                    expected_hash=self.gold.hash,
-                    expected_changes=self.gold.changes,
-                    max_steps=self.max_steps,
-                    conditions=self.conditions,
-                    judge=self.judge,
-                )
-            )
+            result = await run_trial(self.wiring.trial(self.spec, relay))
             self.on_result(result)
             return result
         finally:
@@ -481,39 +461,6 @@ class ServedRun:
         return run_id
 
 
-def served_config(
-    suite: Suite,
-    variant: str,
-    seed: int,
-    trials: int,
-    label: str,
-    time_scale: float,
-    judge_model: str | None = None,
-) -> RunConfig:
-    """A served run's settings: those `toolproof run` stores, and how the agent came."""
-    defaults = suite.file.defaults
-    return RunConfig(
-        agent=f"mcp:{label}",
-        served="mcp",
-        models=[],
-        model_flags={},
-        max_cost=None,
-        user_model=None,
-        **({"judge_model": judge_model} if judge_model else {}),
-        variants=[variant],
-        score=score_settings(suite),
-        time_scale=time_scale,
-        trials=trials,
-        k=sorted({k for k in defaults.k if k <= trials}) or [1],
-        seed=seed,
-        max_steps=defaults.max_steps,
-        concurrency=1,
-        infra_errors="fail",
-        tasks=[t.id for t in suite.tasks],
-        suite_path=str(suite.root),
-    )
-
-
 async def serve(
     suite: Suite,
     *,
@@ -540,50 +487,43 @@ async def serve(
     except ImportError:
         raise UsageError("serve-tools needs the MCP SDK: pip install 'mcp>=2.3,<3'") from None
     task = suite.task(task_id)
-    defaults = suite.file.defaults
-    variant = Variant(faults, drift)
-    setup = VariantSetup(suite, variant, time_scale)
-    chosen_seed = defaults.seed if seed is None else seed
-    judged = judge_name(suite, judge_model, [task]) if task.spec.expect.rubric else None
-    judge = resolve_judge(judged, suite, {})
-    config = served_config(
-        suite, variant.key, chosen_seed, trials or defaults.trials, label, time_scale, judged
+    request = RunRequest(
+        agent=f"mcp:{label}",
+        trials=trials,
+        seed=seed,
+        faults=faults,
+        drift=drift,
+        time_scale=time_scale,
+        judge_model=judge_model,
     )
-    run = ServedRun(store, suite, config, label, fresh, judge.identity if judge else None)
+    config = run_config(suite, request, served=task)
+    wiring = await build(suite, config, expected=await gold_replays(suite, [task]))
+    judge = wiring.judge.identity if wiring.judge else None
+    run = ServedRun(store, suite, config, label, fresh, judge)
     index = run.choose_trial(task.id, trial)
+    variant = config.variants[0]
     spec = TrialSpec(
         task_id=task.id,
         trial=index,
-        seed=derive_seed(chosen_seed, variant.key, task.id, index),
-        variant=variant.key,
+        seed=derive_seed(config.seed, variant, task.id, index),
+        variant=variant,
     )
     schemas = Gateway(
         suite.tools,
         ToolContext(World(suite.start_state(task)), spec.seed),
         Transcript(),
-        setup.conditions(task, spec.seed),
+        wiring.variants[variant].conditions(task, spec.seed),
     ).schemas
     if any(s.name == finish for s in schemas):
         raise UsageError(f"the suite has a tool named '{finish}': choose --finish-tool NAME")
-    gold = (await gold_replays(suite, [task]))[task.id]
     stored: list[str] = []
 
     def record(result: TrialResult) -> None:
         stored.append(run.write(result))
 
-    served = ServedTrial(
-        suite,
-        task,
-        spec,
-        setup.conditions(task, spec.seed),
-        gold,
-        label,
-        defaults.max_steps,
-        record,
-        judge,
-    )
+    served = ServedTrial(wiring, spec, label, record)
     server = build_server(served, schemas, finish)
-    where = f" ({variant.key})" if variant.key else ""
+    where = f" ({variant})" if variant else ""
     say(
         f"serving task '{task.id}' of suite '{suite.name}', trial {index}{where}: "
         f"{len(schemas)} tools and '{finish}' over {transport}"

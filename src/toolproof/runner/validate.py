@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from toolproof.agents.base import AgentFactory
-from toolproof.agents.baselines import ADVERSARIES, OracleAgent, RetryingOracle
+from toolproof.agents.baselines import ADVERSARIES
+from toolproof.agents.registry import resolve_agent
 from toolproof.graders.base import allowed_values
 from toolproof.graders.communication import (
     HINT,
@@ -28,13 +28,14 @@ from toolproof.graders.communication import (
     fact_fields,
     record,
 )
+from toolproof.records import RunConfig
 from toolproof.results import TrialResult
-from toolproof.runner.gold import replay_gold
+from toolproof.runner.build import Wiring, build
+from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.grading import ownership
-from toolproof.runner.judging import JudgeModel
 from toolproof.runner.plan import TrialSpec, derive_seed
-from toolproof.runner.trial import Trial, run_trial
-from toolproof.runner.variants import Variant, VariantSetup
+from toolproof.runner.trial import run_trial
+from toolproof.runner.variants import Variant
 from toolproof.spec.source import Task
 from toolproof.suite.loaded import Suite
 
@@ -70,38 +71,48 @@ def _shown(result: TrialResult) -> str:
     return "passed" if result.outcome == "passed" else f"failed: {result.reason}"
 
 
-async def check_task(
+def validation_config(
     suite: Suite,
-    task: Task,
-    limit: asyncio.Semaphore | None = None,
-    judge: JudgeModel | None = None,
-) -> TaskCheck:
-    replay = await replay_gold(suite, task)
-    spec = TrialSpec(task.id, 0, derive_seed(suite.file.defaults.seed, "", task.id, 0))
-    steps = suite.file.defaults.max_steps
-    limit = limit or asyncio.Semaphore(1)
-    unjudged = bool(task.spec.expect.rubric) and judge is None
-
-    async def trial(factory: AgentFactory, label: str) -> TrialResult:
-        async with limit:
-            return await run_trial(
-                Trial(
-                    spec,
-                    suite,
-                    factory,
-                    label,
-                    replay.hash,
-                    steps,
-                    judge=judge,
-                    code_only=unjudged,
-                    expected_changes=replay.changes,
-                )
-            )
-
-    agents: dict[str, AgentFactory] = {"oracle": OracleAgent, **ADVERSARIES}
-    results = dict(
-        zip(agents, await asyncio.gather(*(trial(f, n) for n, f in agents.items())), strict=True)
+    tasks: list[Task],
+    *,
+    variants: list[str] | None = None,
+    time_scale: float = 1.0,
+    judge_model: str | None = None,
+) -> RunConfig:
+    """The settings a validation's trials are built from: the first trial of each task under
+    the suite's defaults, in the clean variant or in each of `variants`; its agents (the
+    baselines) are named trial by trial."""
+    defaults = suite.file.defaults
+    return RunConfig(
+        variants=variants or [""],
+        time_scale=time_scale,
+        seed=defaults.seed,
+        max_steps=defaults.max_steps,
+        tasks=[task.id for task in tasks],
+        judge_model=judge_model,
     )
+
+
+async def gold_of(suite: Suite, tasks: list[Task]) -> dict[str, GoldReplay]:
+    """Each task's gold replay, a failing one too: validate reports its errors."""
+    return {task.id: await replay_gold(suite, task) for task in tasks}
+
+
+def first_trial(wiring: Wiring, task: Task, variant: str = "") -> TrialSpec:
+    """A task's trial 0 in a variant, seeded as a run seeds it."""
+    return TrialSpec(task.id, 0, derive_seed(wiring.config.seed, variant, task.id, 0), variant)
+
+
+async def check_task(wiring: Wiring, task: Task, limit: asyncio.Semaphore) -> TaskCheck:
+    suite, replay, spec = wiring.suite, wiring.expected[task.id], first_trial(wiring, task)
+    unjudged = bool(task.spec.expect.rubric) and wiring.judge is None
+
+    async def trial(name: str) -> TrialResult:
+        async with limit:
+            return await run_trial(wiring.trial(spec, resolve_agent(name)))
+
+    names = ["oracle", *ADVERSARIES]
+    results = dict(zip(names, await asyncio.gather(*map(trial, names)), strict=True))
     oracle = results.pop("oracle")
     problems = list(replay.errors)
     if oracle.outcome != "passed":
@@ -171,13 +182,17 @@ def inapplicable(name: str, suite: Suite, task: Task, result: TrialResult) -> st
 
 
 async def validate_suite(
-    suite: Suite, tasks: list[Task] | None = None, judge: JudgeModel | None = None
+    suite: Suite, tasks: list[Task] | None = None, judge_model: str | None = None
 ) -> list[TaskCheck]:
     """Check every task (reported in order), with as many trials at once as the suite's
-    default concurrency; the suite is sound when every check is ok."""
-    limit = asyncio.Semaphore(suite.file.defaults.concurrency)
+    default concurrency; the suite is sound when every check is ok. Rubrics are judged by
+    `judge_model` where one is named, else left unjudged (graded by code alone)."""
     chosen = tasks or suite.tasks
-    return list(await asyncio.gather(*(check_task(suite, t, limit, judge) for t in chosen)))
+    config = validation_config(suite, chosen, judge_model=judge_model)
+    gold = await gold_of(suite, chosen)
+    wiring = await build(suite, config, expected=gold, code_only=judge_model is None)
+    limit = asyncio.Semaphore(suite.file.defaults.concurrency)
+    return list(await asyncio.gather(*(check_task(wiring, t, limit) for t in chosen)))
 
 
 @dataclass
@@ -195,46 +210,18 @@ class ConditionCheck:
         return not self.problems
 
 
-async def check_condition(
-    suite: Suite, variant: Variant, tasks: list[Task], time_scale: float
-) -> ConditionCheck:
-    setup = VariantSetup(suite, variant, time_scale)
-    steps = suite.file.defaults.max_steps
+async def check_condition(wiring: Wiring, variant: str) -> ConditionCheck:
     retrying = plain = 0
     problems = []
-    for task in tasks:
-        replay = await replay_gold(suite, task)
-        seed = derive_seed(suite.file.defaults.seed, variant.key, task.id, 0)
-        spec = TrialSpec(task.id, 0, seed, variant.key)
-        good = await run_trial(
-            Trial(
-                spec,
-                suite,
-                RetryingOracle,
-                "retrying-oracle",
-                replay.hash,
-                steps,
-                expected_changes=replay.changes,
-                conditions=setup.conditions(task, seed),
-            )
-        )
-        naive = await run_trial(
-            Trial(
-                spec,
-                suite,
-                OracleAgent,
-                "oracle",
-                replay.hash,
-                steps,
-                expected_changes=replay.changes,
-                conditions=setup.conditions(task, seed),
-            )
-        )
+    for task in wiring.tasks:
+        spec = first_trial(wiring, task, variant)
+        good = await run_trial(wiring.trial(spec, resolve_agent("retrying-oracle")))
+        naive = await run_trial(wiring.trial(spec, resolve_agent("oracle")))
         retrying += good.outcome == "passed"
         plain += naive.outcome == "passed"
         if good.outcome != "passed":
             problems.append(f"task '{task.id}': the retrying oracle fails ({good.reason})")
-    return ConditionCheck(variant.key, retrying, plain, len(tasks), problems)
+    return ConditionCheck(variant, retrying, plain, len(wiring.tasks), problems)
 
 
 async def validate_conditions(
@@ -242,6 +229,10 @@ async def validate_conditions(
 ) -> list[ConditionCheck]:
     """Every fault profile and drift variant of the suite, each proved survivable."""
     chosen = tasks or suite.tasks
-    variants = [Variant(faults=name) for name in suite.file.faults.profiles]
-    variants += [Variant(drift=name) for name in suite.file.drift]
-    return [await check_condition(suite, v, chosen, time_scale) for v in variants]
+    variants = [Variant(faults=name).key for name in suite.file.faults.profiles]
+    variants += [Variant(drift=name).key for name in suite.file.drift]
+    if not variants:
+        return []
+    config = validation_config(suite, chosen, variants=variants, time_scale=time_scale)
+    wiring = await build(suite, config, expected=await gold_of(suite, chosen))
+    return [await check_condition(wiring, variant) for variant in variants]

@@ -79,7 +79,7 @@ def about(store: Store, run_id: str) -> dict[str, Any]:
         "models": {
             "agent": config.agent,
             "models": config.models,
-            "parameters": config.model_flags,
+            "parameters": config.model_flags.given(),
             "user_model": config.user_model,
         },
         "variants": config.variants,
