@@ -113,6 +113,7 @@ def stored(db: Path) -> list[TrialResult]:
 # ---------------------------------------------------------------- stdio
 
 
+@pytest.mark.slow
 def test_stdio_serves_the_suites_tools_the_opening_and_a_passing_conversation(
     suite_dir: Path, tmp_path: Path
 ) -> None:
@@ -167,6 +168,7 @@ def test_stdio_serves_the_suites_tools_the_opening_and_a_passing_conversation(
     assert "trial cancel #0: passed" in log
 
 
+@pytest.mark.slow
 def test_stdio_disconnect_without_finish_fails_the_trial_into_the_same_run(
     suite_dir: Path, tmp_path: Path
 ) -> None:
@@ -194,6 +196,7 @@ def test_stdio_disconnect_without_finish_fails_the_trial_into_the_same_run(
     assert run["trials"] == 2 and run["agent"] == "mcp"
 
 
+@pytest.mark.slow
 def test_stdio_faults_reach_the_client_and_are_recorded(suite_dir: Path, tmp_path: Path) -> None:
     db = tmp_path / "served.db"
 
@@ -213,6 +216,7 @@ def test_stdio_faults_reach_the_client_and_are_recorded(suite_dir: Path, tmp_pat
 # ---------------------------------------------------------------- streamable HTTP
 
 
+@pytest.mark.slow
 def test_http_serves_drifted_tools_and_grades_when_the_user_is_done(
     suite_dir: Path, tmp_path: Path
 ) -> None:
@@ -247,6 +251,7 @@ def test_http_serves_drifted_tools_and_grades_when_the_user_is_done(
     )
 
 
+@pytest.mark.slow
 def test_http_stopped_mid_conversation_grades_the_trial(suite_dir: Path, tmp_path: Path) -> None:
     db = tmp_path / "served.db"
     with http_server(suite_dir, db, ["--task", "status"]) as (url, process):
@@ -328,6 +333,7 @@ async def answer_status(client: Client) -> dict[str, Any]:
     return {"done": json.loads(text(done))}
 
 
+@pytest.mark.slow
 def test_a_served_rubric_task_is_graded_by_the_judge_model_like_a_local_trial(
     tmp_path: Path,
 ) -> None:
@@ -360,6 +366,7 @@ def test_a_served_rubric_task_is_graded_by_the_judge_model_like_a_local_trial(
     assert Store(str(db)).run(run["id"]).config.judge_model == JUDGE
 
 
+@pytest.mark.slow
 def test_a_served_rubric_task_without_a_judge_model_is_refused_before_serving(
     tmp_path: Path,
 ) -> None:
