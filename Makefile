@@ -1,6 +1,8 @@
 # make install: .venv with the CLI at .venv/bin/toolproof and the embedded local model
 # make demo:    install, validate the quick-start suite, run the embedded model on it, print results
-# make test:    install with dev tools, then lint, type-check and run the tests
+# make test:    install with dev tools, then lint, type-check and run every test
+# make test-fast: the same, leaving out the tests marked slow (processes, servers, the
+#                embedded model: tests/lanes.py): under 4 minutes on two cores
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,7 +16,7 @@ RETAIL_TASKS ?= status-latest-order-by-email,tracking-number-by-phone,payment-am
 # where a VM traps some of them); a portable build runs everywhere.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: install dev demo demo-retail demo-oracle test lint typecheck clean
+.PHONY: install dev demo demo-retail demo-oracle test test-fast lint typecheck clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -63,6 +65,9 @@ typecheck: dev
 
 test: lint typecheck
 	$(BIN)/pytest
+
+test-fast: lint typecheck
+	$(BIN)/pytest -m "not slow"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -17,6 +17,10 @@ from toolproof.suite import Suite, load_suite
 # folder); tests/models/test_local.py turns it on where it is the subject.
 os.environ["TOOLPROOF_CACHE_DIR"] = "off"
 
+# lanes: a test not marked slow starts no process and loads no embedded model (tests/lanes.py);
+# pytester: tests/test_lanes.py runs a pytest session of its own to show it.
+pytest_plugins = ["lanes", "pytester"]
+
 
 @pytest.fixture
 def mini_dir(tmp_path: Path) -> Path:

@@ -101,6 +101,7 @@ def test_every_extra_a_registration_names_is_one_of_the_package() -> None:
     assert any(dependency.startswith("llama-cpp-python") for dependency in extras["local"])
 
 
+@pytest.mark.slow
 def test_every_entry_is_made_without_importing_an_optional_sdk() -> None:
     """A registry lists its names, and makes each entry, before any provider's SDK is
     imported: a provider's SDK is imported when one of its clients is made."""
@@ -126,6 +127,7 @@ print(json.dumps({{"made": made, "imported": imported}}))
     assert "oracle" in found["made"]["agent"] and "openai" in found["made"]["provider"]
 
 
+@pytest.mark.slow
 def test_a_local_model_without_llama_cpp_is_refused_with_what_to_install(
     mini_dir: Path, tmp_path: Path
 ) -> None:

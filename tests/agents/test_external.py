@@ -327,6 +327,7 @@ def test_a_4xx_is_the_agents_protocol_error_at_once(mini_dir: Path, tmp_path: Pa
     assert len(seen) == 1
 
 
+@pytest.mark.slow
 def test_an_agent_that_always_answers_500_is_an_infra_error_after_retries(
     mini_dir: Path, tmp_path: Path
 ) -> None:

@@ -260,6 +260,7 @@ def test_compare_runs_refuses_nonsense(store: Store) -> None:
         compare_runs(store, a, other)
 
 
+@pytest.mark.slow
 def test_compare_command(store: Store, tmp_path: Path) -> None:
     down = [f"t{i}" for i in range(1, 7)]
     a = stored_run(store, {**dict.fromkeys(down, "PPPPPP"), "t7": "PPPPPP"}, k=[1, 3])

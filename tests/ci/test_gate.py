@@ -282,6 +282,7 @@ def test_five_broken_tasks_of_thirty_fail_the_gate_and_are_named(store: Store) -
     assert (flagged[0]["passed_a"], flagged[0]["passed_b"], flagged[0]["trials"]) == (6, 0, 6)
 
 
+@pytest.mark.slow
 def test_the_command_names_the_broken_tasks_in_every_report(store: Store, tmp_path: Path) -> None:
     baseline = stored_run(store, THIRTY, k=[1])
     five = stored_run(store, {**THIRTY, **broken(5)}, k=[1])
@@ -351,6 +352,7 @@ def test_max_regressed_tasks_lets_that_many_broken_tasks_through(store: Store) -
     assert "t01 6/6 → 0/6" in detail(failed)
 
 
+@pytest.mark.slow
 def test_too_few_trials_per_task_is_warned_about(store: Store, tmp_path: Path) -> None:
     """Two trials per task: even 2/2 → 0/2 has p = 1/6, so among thirty tasks no task can
     ever be flagged, and the gate says so and how many trials it would take."""
@@ -602,6 +604,7 @@ def real_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str,
     return root, store.url, production, candidate
 
 
+@pytest.mark.slow
 def test_gate_command_blocks_a_regressed_candidate(real_runs: tuple[Path, str, str, str]) -> None:
     root, url, production, candidate = real_runs
     junit, markdown = root / "out" / "junit.xml", root / "out" / "gate.md"
@@ -642,6 +645,7 @@ def test_gate_command_blocks_a_regressed_candidate(real_runs: tuple[Path, str, s
     assert "gate passed" in passed.stdout
 
 
+@pytest.mark.slow
 def test_gate_command_bad_input_exits_2(real_runs: tuple[Path, str, str, str]) -> None:
     root, url, production, _ = real_runs
     bad_flag = toolproof_ci("gate", production, "--store", url, "--min", "pass@1")

@@ -21,6 +21,9 @@ from support import MINI_TOOLS, SOUND, SPEC_FIXTURE, line_with, make_suite
 
 from toolproof.store.journal import Store
 
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
+
 CLI = Path(sys.executable).parent / "toolproof"
 FIXTURE = SPEC_FIXTURE
 RUN_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")

@@ -22,6 +22,9 @@ from support import SOUND, edit, make_suite
 
 from toolproof.store.journal import Store
 
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
+
 RUN_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")
 SLOW_SCRIPT = """
 latency_s: 0.01

@@ -6,8 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from stored import run_json, toolproof_ci
+
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
 
 
 def test_an_initialised_suite_validates_and_the_oracle_passes_it(tmp_path: Path) -> None:

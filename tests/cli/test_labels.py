@@ -38,6 +38,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_labels_in_the_terminal_are_saved_at_once_and_a_second_session_resumes(
     oracle_run: tuple[Path, str],
 ) -> None:
@@ -64,6 +65,7 @@ def test_labels_in_the_terminal_are_saved_at_once_and_a_second_session_resumes(
     assert json.loads((db.parent / "show.json").read_text())["counts"]["passed"] == 6
 
 
+@pytest.mark.slow
 def test_export_import_then_agreement_matches_the_hand_computation(
     oracle_run: tuple[Path, str], tmp_path: Path
 ) -> None:
@@ -126,6 +128,7 @@ def test_what_the_labels_cannot_support_is_a_line_per_reason_not_per_statistic()
     ]
 
 
+@pytest.mark.slow
 def test_a_bad_label_file_names_each_bad_row_and_imports_nothing(
     oracle_run: tuple[Path, str], tmp_path: Path
 ) -> None:
@@ -155,6 +158,7 @@ def test_a_bad_label_file_names_each_bad_row_and_imports_nothing(
     assert run_labels(Store(str(db)), run_id) == []
 
 
+@pytest.mark.slow
 def test_label_without_a_labeller_is_a_usage_error(oracle_run: tuple[Path, str]) -> None:
     db, _ = oracle_run
     done = toolproof("label", "latest", "--store", db)
@@ -162,6 +166,7 @@ def test_label_without_a_labeller_is_a_usage_error(oracle_run: tuple[Path, str])
     assert "give --labeller NAME" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_label_file_that_is_not_text_is_one_located_line(
     oracle_run: tuple[Path, str], tmp_path: Path
 ) -> None:
@@ -173,6 +178,7 @@ def test_a_label_file_that_is_not_text_is_one_located_line(
     assert f"{binary}:" in done.stderr and "not a UTF-8 CSV file" in done.stderr
 
 
+@pytest.mark.slow
 def test_agreement_shows_people_with_each_other_per_criterion_as_well_as_pooled(
     oracle_run: tuple[Path, str], tmp_path: Path
 ) -> None:

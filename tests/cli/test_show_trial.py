@@ -57,6 +57,7 @@ def show(store: Path, *flags: str | Path) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_show_task_prints_the_first_failed_trial_turn_by_turn(stored: Path) -> None:
     code, out = show(stored, "--task", "cancel", "--variant", "faults:flaky")
     assert code == 0, out
@@ -76,6 +77,7 @@ def test_show_task_prints_the_first_failed_trial_turn_by_turn(stored: Path) -> N
     assert "to blame: agent" in out
 
 
+@pytest.mark.slow
 def test_show_task_takes_the_trial_asked_for(stored: Path) -> None:
     code, out = show(stored, "--task", "status", "--trial", "1", "--variant", "faults:flaky")
     assert code == 0, out
@@ -83,6 +85,7 @@ def test_show_task_takes_the_trial_asked_for(stored: Path) -> None:
     assert "passed" in out and "✓ │ must_say" in out
 
 
+@pytest.mark.slow
 def test_show_task_json_writes_the_raw_record(stored: Path, tmp_path: Path) -> None:
     out = tmp_path / "trial.json"
     code, text = show(stored, "--task", "cancel", "--trial", "1", "--json", out)
@@ -94,6 +97,7 @@ def test_show_task_json_writes_the_raw_record(stored: Path, tmp_path: Path) -> N
     assert calls[0]["fault"] == "server_error"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("flags", "line"),
     [
@@ -126,6 +130,7 @@ def test_a_long_result_is_cut_with_how_much_was_left_out() -> None:
     assert cut({"id": "W1"}) == '{"id": "W1"}'
 
 
+@pytest.mark.slow
 def test_a_trial_never_graded_says_how_it_ended(tmp_path: Path) -> None:
     store = Store(str(tmp_path / "runs.db"))
     stored_run(store, {"cancel": "PI"})

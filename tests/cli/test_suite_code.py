@@ -15,6 +15,9 @@ from support import SOUND, edit, make_suite
 
 from toolproof.store.journal import Store
 
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
+
 MISBEHAVIOURS = {
     "hangs": "    while True:\n        pass\n",
     "sleeps": "    import time\n\n    time.sleep(3600)\n",

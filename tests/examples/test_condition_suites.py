@@ -12,6 +12,9 @@ import pytest
 from toolproof.runner.validate import validate_conditions, validate_suite
 from toolproof.suite import Suite, load_suite
 
+# Slow: the shipped suites run whole (seconds each); the CRM suite starts its REST service.
+pytestmark = pytest.mark.slow
+
 EXAMPLES = Path(__file__).parents[2] / "examples"
 SUITES = ["retail", "logistics-dispatch", "crm-consolidation"]
 

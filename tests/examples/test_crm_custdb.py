@@ -28,6 +28,9 @@ from toolproof.suite import Suite, load_suite
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.world import World
 
+# Slow: the CRM example's REST service runs as a process.
+pytestmark = pytest.mark.slow
+
 CRM = Path(__file__).parents[2] / "examples" / "crm-consolidation"
 INHOUSE = ["get_cust_search", "inhouse_get_customer", "inhouse_update_contact"]
 STALE = "conflict-fix-inhouse-stale-contact"

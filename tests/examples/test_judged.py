@@ -35,6 +35,7 @@ def test_every_judged_task_has_code_expectations_and_is_sound_without_a_judge() 
         assert all(outcome.startswith(("failed", "n/a")) for outcome in check.baselines.values())
 
 
+@pytest.mark.slow
 def test_the_oracle_on_the_judged_suite_is_graded_by_the_judge_naming_a_failed_criterion(
     tmp_path: Path,
 ) -> None:

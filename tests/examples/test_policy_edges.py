@@ -9,7 +9,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from stored import run_json, toolproof_ci
+
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
 
 RETAIL = Path(__file__).parents[2] / "examples" / "retail"
 

@@ -19,6 +19,7 @@ def retail() -> Suite:
     return load_suite(RETAIL)
 
 
+@pytest.mark.slow
 def test_retail_is_sound_oracle_passes_and_every_baseline_fails_every_task(
     retail: Suite,
 ) -> None:
@@ -30,6 +31,7 @@ def test_retail_is_sound_oracle_passes_and_every_baseline_fails_every_task(
     )
 
 
+@pytest.mark.slow
 def test_retail_leaves_no_room_for_the_leaker_the_hedger_or_the_blind_refuser(
     retail: Suite,
 ) -> None:
@@ -77,6 +79,7 @@ def test_retail_world_is_deterministic(retail: Suite) -> None:
     assert canonical_hash(again.world) == canonical_hash(retail.world)
 
 
+@pytest.mark.slow
 def test_retail_oracle_run_from_the_shell(tmp_path: Path) -> None:
     done, summary = run_json(tmp_path, RETAIL, "--agent", "oracle", "--fail-under", "pass^2=1.0")
     assert done.returncode == 0, done.stderr

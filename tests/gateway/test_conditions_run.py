@@ -171,6 +171,7 @@ def test_a_plain_run_is_clean_and_both_oracles_pass_it(suite: Suite, store: Stor
 # ---------------------------------------------------------------- the full profile
 
 
+@pytest.mark.slow
 def test_profile_full_runs_every_condition_and_measures_every_score_component(
     root: Path, tmp_path: Path
 ) -> None:
@@ -249,6 +250,7 @@ faults:
 """
 
 
+@pytest.mark.slow
 def test_validate_names_a_fault_profile_that_cannot_be_survived(tmp_path: Path) -> None:
     root = write_files(tmp_path / "suite", suite_files(DOOMED))
     result = toolproof("validate", root, cwd=tmp_path)
@@ -272,6 +274,7 @@ faults:
 """
 
 
+@pytest.mark.slow
 def test_unknown_tools_and_token_expired_without_refresh_are_located_suite_errors(
     tmp_path: Path,
 ) -> None:

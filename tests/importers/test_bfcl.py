@@ -70,6 +70,7 @@ def test_ground_truth_calls_with_positional_arguments_get_their_names() -> None:
     assert (call.name, call.args) == ("sort", {"file_name": "final_report.pdf"})
 
 
+@pytest.mark.slow
 def test_imported_suite_is_sound_oracle_passes_every_baseline_fails(tmp_path: Path) -> None:
     made = toolproof_cli(
         "import", "bfcl", "miss_param", "--out", "suite", "--limit", "2", cwd=tmp_path
@@ -82,6 +83,7 @@ def test_imported_suite_is_sound_oracle_passes_every_baseline_fails(tmp_path: Pa
     assert len(re.findall(r"all \d+ failed", checked.stdout)) == 2  # the rest n/a
 
 
+@pytest.mark.slow
 def test_import_refuses_an_unknown_category_and_a_folder_in_use(tmp_path: Path) -> None:
     unknown = toolproof_cli("import", "bfcl", "parallel", "--out", "x", cwd=tmp_path)
     assert unknown.returncode == 2
@@ -109,6 +111,7 @@ def test_toolproof_and_bfcl_verdicts_agree_on_ground_truth_nothing_and_perturbat
         assert graded.agrees, graded
 
 
+@pytest.mark.slow
 def test_import_without_bfcl_installed_says_how_to_install_it(tmp_path: Path) -> None:
     hidden = (
         "import sys; sys.modules['bfcl_eval'] = None; sys.argv = ['toolproof', 'import', "

@@ -85,6 +85,7 @@ def test_an_import_claims_nothing_it_did_not_measure(tmp_path: Path) -> None:
     assert "built from pass^k alone" in reliability["notes"][0]
 
 
+@pytest.mark.slow
 def test_a_damaged_gz_file_is_one_located_problem(tmp_path: Path) -> None:
     whole = FIXTURE.read_bytes()
     bad = tmp_path / "cut.json.gz"
@@ -96,6 +97,7 @@ def test_a_damaged_gz_file_is_one_located_problem(tmp_path: Path) -> None:
     assert "Aborted" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_an_empty_results_file_has_nothing_to_import(tmp_path: Path) -> None:
     empty = tmp_path / "empty.json"
     empty.write_text("[]\n")

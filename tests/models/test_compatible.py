@@ -11,6 +11,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from toolproof.agents.base import Agent, TrialContext
 from toolproof.agents.loop import LoopAgent
 from toolproof.models.base import Message, ModelSettings, ToolCall
@@ -20,6 +22,9 @@ from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.suite import load_suite
 from toolproof.tools.base import ToolSchema
+
+# Slow: a llama.cpp server process on the embedded model.
+pytestmark = pytest.mark.slow
 
 RETAIL = Path(__file__).parents[2] / "examples" / "retail"
 WEATHER = ToolSchema(

@@ -138,6 +138,7 @@ def test_local_models_are_named_by_the_bundled_name_or_a_gguf_path(local_model_p
 # --- With the model ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_text_reply_with_usage(local_model_path: str) -> None:
     model = client(local_model_path, max_tokens=16)
     response = asyncio.run(model.generate([Message(role="user", content="Say hello.")], []))
@@ -150,6 +151,7 @@ def test_a_text_reply_with_usage(local_model_path: str) -> None:
     assert model.name == "local/smollm2"
 
 
+@pytest.mark.slow
 def test_the_call_s_seed_drives_the_sampling_unless_the_settings_fix_one(
     local_model_path: str,
 ) -> None:
@@ -166,6 +168,7 @@ def test_the_call_s_seed_drives_the_sampling_unless_the_settings_fix_one(
     assert sample(fixed, 1) == sample(fixed, 2)
 
 
+@pytest.mark.slow
 def test_a_tool_call_with_tool_choice_auto(local_model_path: str) -> None:
     response = asyncio.run(
         client(local_model_path, max_tokens=48).generate([SYSTEM, ASK], [WEATHER])
@@ -179,6 +182,7 @@ def test_a_tool_call_with_tool_choice_auto(local_model_path: str) -> None:
     assert response.message.content == ""
 
 
+@pytest.mark.slow
 def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
     local_model_path: str,
 ) -> None:
@@ -224,6 +228,7 @@ def test_the_lazy_grammar_check_draws_what_the_masked_distribution_would(
     engine.thread.run(compare)
 
 
+@pytest.mark.slow
 def test_a_long_prompt_is_restored_from_the_disk_cache(
     local_model_path: str, tmp_path: Path
 ) -> None:
@@ -260,6 +265,7 @@ def test_a_long_prompt_is_restored_from_the_disk_cache(
         forget()
 
 
+@pytest.mark.slow
 def test_parallel_calls_have_distinct_ids(local_model_path: str) -> None:
     model = client(local_model_path, max_tokens=40, parallel_tool_calls=True)
     response = asyncio.run(model.generate([SYSTEM, ASK], [WEATHER]))
@@ -272,6 +278,7 @@ def test_parallel_calls_have_distinct_ids(local_model_path: str) -> None:
     assert last.arguments is not None or (response.stop_reason == "length" and last.raw_arguments)
 
 
+@pytest.mark.slow
 def test_the_tool_result_goes_back_and_the_prefix_is_reused(local_model_path: str) -> None:
     model = client(local_model_path, max_tokens=24)
     first = asyncio.run(model.generate([SYSTEM, ASK], [WEATHER]))
@@ -292,6 +299,7 @@ def test_the_tool_result_goes_back_and_the_prefix_is_reused(local_model_path: st
     assert second.usage.cached_tokens >= first.usage.input_tokens
 
 
+@pytest.mark.slow
 def test_an_interleaved_conversation_gets_its_cache_back(local_model_path: str) -> None:
     model = client(local_model_path, max_tokens=24)
     one = [Message(role="system", content="You answer weather questions."), ASK]
@@ -303,6 +311,7 @@ def test_an_interleaved_conversation_gets_its_cache_back(local_model_path: str) 
     assert again.usage.cached_tokens >= first.usage.input_tokens
 
 
+@pytest.mark.slow
 def test_an_oversized_prompt_is_a_context_overflow(local_model_path: str) -> None:
     model = client(local_model_path, max_tokens=8)
     huge = Message(role="user", content="weather " * 9000)
@@ -310,6 +319,7 @@ def test_an_oversized_prompt_is_a_context_overflow(local_model_path: str) -> Non
         asyncio.run(model.generate([huge], [WEATHER]))
 
 
+@pytest.mark.slow
 def test_concurrent_calls_are_served_one_at_a_time(local_model_path: str) -> None:
     model = client(local_model_path, max_tokens=8)
 
@@ -326,6 +336,7 @@ def test_concurrent_calls_are_served_one_at_a_time(local_model_path: str) -> Non
     assert wall >= 0.95 * sum(latencies)
 
 
+@pytest.mark.slow
 def test_the_model_runs_on_one_thread_whoever_calls_it(local_model_path: str) -> None:
     # llama.cpp called from a second OS thread runs its thread pools against the first one's.
     from toolproof.models.local import shared_engine
@@ -356,6 +367,7 @@ def test_the_model_runs_on_one_thread_whoever_calls_it(local_model_path: str) ->
     assert callers.isdisjoint({threading.main_thread().ident, other.ident})
 
 
+@pytest.mark.slow
 def test_llama_cpp_python_s_own_chat_format_still_works(local_model_path: str) -> None:
     model = LocalLlamaClient(
         local_model_path,

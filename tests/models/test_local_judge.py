@@ -13,12 +13,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from judges import suite_with_rubric
 
 from toolproof.graders.rubric import ANSWER_SCHEMA, read_answer
 from toolproof.models.base import Message
 from toolproof.models.local import LocalLlamaClient
 from toolproof.store import Store
+
+# Slow: the embedded model as a judge, run by the CLI as a process.
+pytestmark = pytest.mark.slow
 
 JUDGED = Path(__file__).parents[2] / "examples" / "judged"
 CLI = str(Path(sys.executable).parent / "toolproof")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from toolproof.models.base import Message, ModelClient, ModelResponse, ToolCall, Usage
 from toolproof.models.prompted import (
     PromptedToolCalling,
@@ -267,6 +269,7 @@ def test_the_wrapper_round_trips_a_conversation_through_text() -> None:
     assert sent[3].content.startswith('<tool_result id="call_1" name="get_order">')
 
 
+@pytest.mark.slow
 def test_the_wrapper_with_the_embedded_model(local_model_path: str) -> None:
     from toolproof.models.base import ModelSettings
     from toolproof.models.local import LocalLlamaClient

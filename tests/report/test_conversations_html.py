@@ -8,12 +8,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from stored import mini_suite
 
 from toolproof.report.html import write_report
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
 from toolproof.suite import load_suite
+
+# Slow: the report opened in headless Chromium.
+pytestmark = pytest.mark.slow
 
 
 def test_in_chromium_personas_and_checkpoints_are_drawn_with_their_chart(

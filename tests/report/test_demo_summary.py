@@ -62,6 +62,7 @@ def test_a_run_at_k_1_has_no_gap_to_explain(tmp_path: Path) -> None:
     assert "success that does not repeat" not in printed(store, run_id)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed"
 )

@@ -242,6 +242,7 @@ def test_the_report_command(report_store: Any, tmp_path: Path) -> None:
 # ---------------------------------------------------------------- in a browser
 
 
+@pytest.mark.slow
 def test_in_chromium_no_injected_code_runs_and_the_charts_are_drawn(
     page: Path, chromium: Any
 ) -> None:
@@ -275,6 +276,7 @@ def test_in_chromium_no_injected_code_runs_and_the_charts_are_drawn(
     assert not PWNED.search(dom) and not re.search(r"<svg\b", dom)
 
 
+@pytest.mark.slow
 def test_in_chromium_the_page_renders_to_a_real_picture(
     page: Path, chromium: Any, png: Callable[[Path], Any], tmp_path: Path
 ) -> None:

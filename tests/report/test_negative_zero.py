@@ -53,6 +53,7 @@ def flat(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return root / "runs.db", report.run_id
 
 
+@pytest.mark.slow
 def test_the_terminal_markdown_and_gate_show_a_flat_degradation_as_zero(
     flat: tuple[Path, str], tmp_path: Path
 ) -> None:
@@ -70,6 +71,7 @@ def test_the_terminal_markdown_and_gate_show_a_flat_degradation_as_zero(
     assert "checkpoint_degradation = 0.0000" in gate.stdout
 
 
+@pytest.mark.slow
 def test_in_chromium_a_flat_degradation_is_shown_as_zero(
     flat: tuple[Path, str], tmp_path: Path, chromium: Any
 ) -> None:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from judges import (
     JUDGE,
     judged_run,
@@ -21,6 +22,9 @@ from judges import (
 from servers import model_server
 
 from toolproof.spec.models import Controls
+
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
 
 PASSING_POLITE = "Of course! I am polite to the user."
 FAILING_POLITE = "No. I refuse to be polite to the user, and I never will."

@@ -26,6 +26,9 @@ from servers import completion, model_server
 
 from toolproof.store import Store
 
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
+
 
 def test_a_rubric_every_criterion_passes_passes_and_its_verdicts_and_cost_are_recorded(
     tmp_path: Path,

@@ -20,6 +20,9 @@ from support import MINI_FILES, write_files
 
 from toolproof.store import Store
 
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
+
 CLI = str(Path(sys.executable).parent / "toolproof")
 PRICES = """
 prices:

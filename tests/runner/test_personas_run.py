@@ -23,6 +23,7 @@ from toolproof.suite import load_suite
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
+@pytest.mark.slow
 def test_retail_with_two_personas_and_two_checkpoints_reports_both_sections(
     tmp_path: Path,
 ) -> None:
@@ -74,6 +75,7 @@ def run(suite: str, agent: str, tmp_path: Path, **request: Any) -> dict[str, Any
     return report.summary.models[0].model_dump()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suite", ["retail", "logistics-dispatch", "crm-consolidation"])
 def test_the_oracle_passes_every_task_under_every_persona_and_length(
     suite: str, tmp_path: Path
@@ -96,6 +98,7 @@ ALWAYS_FAIL = [name for name in ADVERSARIES if name not in ("leaker", "hedger")]
 their shortcut no room (no one else named, one value to state), which validate marks n/a."""
 
 
+@pytest.mark.slow
 def test_the_adversarial_baselines_still_fail_every_task_under_every_persona(
     tmp_path: Path,
 ) -> None:
@@ -105,6 +108,7 @@ def test_the_adversarial_baselines_still_fail_every_task_under_every_persona(
         assert set(passed.values()) == {0}, (agent, passed)
 
 
+@pytest.mark.slow
 def test_an_unknown_persona_is_refused_before_any_trial(tmp_path: Path) -> None:
     result = run_retail(tmp_path, "--persona", "grumpy")
     assert result.returncode == 2
@@ -112,6 +116,7 @@ def test_an_unknown_persona_is_refused_before_any_trial(tmp_path: Path) -> None:
     assert not (tmp_path / "run.json").exists()
 
 
+@pytest.mark.slow
 def test_a_bad_suite_persona_is_a_located_suite_error(tmp_path: Path) -> None:
     extra = "\npersonas:\n  hurried:\n    use: [terse, rushed]\n  Bad Name: {}\n"
     suite = mini_suite(tmp_path / "mini", extra)
@@ -150,6 +155,7 @@ def test_the_full_profile_says_first_what_the_suite_lacks_and_what_to_add(
     assert capsys.readouterr().err == ""  # it declares all three
 
 
+@pytest.mark.slow
 def test_a_full_profile_run_of_retail_suggests_no_full_profile(tmp_path: Path) -> None:
     result, summary = run_json(tmp_path, EXAMPLES / "retail", "--agent", "oracle", "--profile",
                                "full", "--tasks", "status-latest-order-by-email")  # fmt: skip
@@ -175,6 +181,7 @@ def test_a_checkpoint_beyond_max_steps_is_told_before_the_run(
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_retails_own_persona_keeps_the_oracle_passing_every_task(tmp_path: Path) -> None:
     result = run_retail(tmp_path, "--persona", "rushed-regular")
     assert result.returncode == 0, result.stderr
@@ -210,6 +217,7 @@ def test_a_persona_that_plays_the_task_as_written_is_not_run_twice(
     assert variant_keys(suite, RunRequest(profile="full")) == ["", "persona:chatty"]
 
 
+@pytest.mark.slow
 def test_the_adversarial_baselines_still_fail_every_task_under_retails_own_persona(
     tmp_path: Path,
 ) -> None:

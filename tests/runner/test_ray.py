@@ -99,6 +99,7 @@ def stored(db: Path, run_id: str) -> dict[tuple[str, str, str, int], tuple[Any, 
     return out
 
 
+@pytest.mark.slow
 @needs_ray
 def test_ray_run_stores_the_same_trials_as_a_local_run(
     ray_cluster: str, flaky_retail: Path, tmp_path: Path
@@ -113,6 +114,7 @@ def test_ray_run_stores_the_same_trials_as_a_local_run(
     assert outcomes["passed"] > 0 and outcomes["failed"] > 0  # the faults make a difference
 
 
+@pytest.mark.slow
 @needs_ray
 def test_trials_run_in_worker_processes_up_to_the_concurrency(
     ray_cluster: str, mini_dir: Path, tmp_path: Path
@@ -135,6 +137,7 @@ def test_trials_run_in_worker_processes_up_to_the_concurrency(
     assert os.getpid() not in pids
 
 
+@pytest.mark.slow
 @needs_ray
 def test_ray_run_stops_scheduling_once_max_cost_is_reached(
     ray_cluster: str, mini_dir: Path, tmp_path: Path
@@ -181,6 +184,7 @@ def one_oracle_trial(
     )
 
 
+@pytest.mark.slow
 @needs_ray
 def test_killed_ray_run_resumes_with_the_same_command(
     ray_cluster: str, mini_dir: Path, tmp_path: Path
@@ -232,6 +236,7 @@ def test_worker_without_the_suite_folder_loads_the_copy_it_was_sent(
     assert actor.suite is not None and actor.suite.root != mini_dir.resolve()
 
 
+@pytest.mark.slow
 def test_executor_ray_without_ray_installed_names_the_extra(mini_dir: Path, tmp_path: Path) -> None:
     hide_ray = (
         "import sys; sys.modules['ray'] = None; sys.argv[0] = 'toolproof'; "
@@ -245,6 +250,7 @@ def test_executor_ray_without_ray_installed_names_the_extra(mini_dir: Path, tmp_
     assert Store(str(tmp_path / "s.db")).runs() == []  # no run was created
 
 
+@pytest.mark.slow
 @needs_ray
 def test_ray_address_that_does_not_answer_is_a_usage_error(mini_dir: Path, tmp_path: Path) -> None:
     with socket.socket() as probe:  # a port nobody listens on
@@ -261,6 +267,7 @@ def test_ray_address_that_does_not_answer_is_a_usage_error(mini_dir: Path, tmp_p
     assert time.monotonic() - started < 60  # no minutes of Ray's own retries
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

@@ -11,7 +11,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from support import write_files
+
+# Slow: runs killed and resumed: the CLI as a process.
+pytestmark = pytest.mark.slow
 
 CLI = str(Path(sys.executable).parent / "toolproof")
 SLOW_SCRIPT = """

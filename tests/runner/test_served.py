@@ -114,6 +114,7 @@ def stored(db: Path) -> list[TrialResult]:
 # ---------------------------------------------------------------- stdio
 
 
+@pytest.mark.slow
 def test_stdio_serves_the_suites_tools_the_opening_and_a_passing_conversation(
     suite_dir: Path, tmp_path: Path
 ) -> None:
@@ -168,6 +169,7 @@ def test_stdio_serves_the_suites_tools_the_opening_and_a_passing_conversation(
     assert "trial cancel #0: passed" in log
 
 
+@pytest.mark.slow
 def test_stdio_disconnect_without_finish_fails_the_trial_into_the_same_run(
     suite_dir: Path, tmp_path: Path
 ) -> None:
@@ -195,6 +197,7 @@ def test_stdio_disconnect_without_finish_fails_the_trial_into_the_same_run(
     assert run["trials"] == 2 and run["agent"] == "mcp"
 
 
+@pytest.mark.slow
 def test_stdio_faults_reach_the_client_and_are_recorded(suite_dir: Path, tmp_path: Path) -> None:
     db = tmp_path / "served.db"
 
@@ -214,6 +217,7 @@ def test_stdio_faults_reach_the_client_and_are_recorded(suite_dir: Path, tmp_pat
 # ---------------------------------------------------------------- streamable HTTP
 
 
+@pytest.mark.slow
 def test_http_serves_drifted_tools_and_grades_when_the_user_is_done(
     suite_dir: Path, tmp_path: Path
 ) -> None:
@@ -248,6 +252,7 @@ def test_http_serves_drifted_tools_and_grades_when_the_user_is_done(
     )
 
 
+@pytest.mark.slow
 def test_http_stopped_mid_conversation_grades_the_trial(suite_dir: Path, tmp_path: Path) -> None:
     db = tmp_path / "served.db"
     with http_server(suite_dir, db, ["--task", "status"]) as (url, process):
@@ -330,6 +335,7 @@ async def answer_status(client: Client) -> dict[str, Any]:
     return {"done": json.loads(text(done))}
 
 
+@pytest.mark.slow
 def test_a_served_rubric_task_is_graded_by_the_judge_model_like_a_local_trial(
     tmp_path: Path,
 ) -> None:
@@ -362,6 +368,7 @@ def test_a_served_rubric_task_is_graded_by_the_judge_model_like_a_local_trial(
     assert Store(str(db)).run(run["id"]).config.judge_model == JUDGE
 
 
+@pytest.mark.slow
 def test_a_served_rubric_task_without_a_judge_model_is_refused_before_serving(
     tmp_path: Path,
 ) -> None:

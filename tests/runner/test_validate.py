@@ -255,6 +255,7 @@ def test_each_problem_names_the_baseline_and_what_it_does(checks: dict[str, Task
     )
 
 
+@pytest.mark.slow
 def test_validate_names_each_passing_baseline_in_the_table_and_the_error_lines(
     tmp_path: Path,
 ) -> None:
@@ -330,6 +331,7 @@ tasks:
 """
 
 
+@pytest.mark.slow
 def test_a_fact_no_tool_shows_is_reported_once_with_how_to_fix_it(tmp_path: Path) -> None:
     """A policy fact written as a plain fact (a suite from before facts needed a source):
     validate says how to fix it, and does not report it again as every fault profile being

@@ -920,6 +920,7 @@ CLI_CASES: dict[str, tuple[Mapping[str, str | None], str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CLI_CASES))
 def test_validate_prints_located_problem_and_exits_2(tmp_path: Path, case: str) -> None:
     files, expected = CLI_CASES[case]
@@ -930,6 +931,7 @@ def test_validate_prints_located_problem_and_exits_2(tmp_path: Path, case: str) 
     assert "Traceback" not in result.stderr + result.stdout
 
 
+@pytest.mark.slow
 def test_validate_prints_every_problem_of_many_and_exits_2(tmp_path: Path) -> None:
     many_problems_suite(tmp_path)
     result = cli("validate", ".", cwd=tmp_path)
@@ -943,6 +945,7 @@ def test_validate_prints_every_problem_of_many_and_exits_2(tmp_path: Path) -> No
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_run_refuses_an_unsound_suite_with_located_problems(tmp_path: Path) -> None:
     make_suite(tmp_path, {"suite.yaml": edit(SOUND, "- id: status", "- id: cancel")})
     result = cli("run", ".", "--store", str(tmp_path / "runs.db"), cwd=tmp_path)
@@ -951,6 +954,7 @@ def test_run_refuses_an_unsound_suite_with_located_problems(tmp_path: Path) -> N
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_validate_on_a_missing_folder_exits_2_without_traceback(tmp_path: Path) -> None:
     result = cli("validate", "no-such-suite", cwd=tmp_path)
     assert result.returncode == 2
@@ -958,6 +962,7 @@ def test_validate_on_a_missing_folder_exits_2_without_traceback(tmp_path: Path) 
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_each_problem_is_one_line_in_a_narrow_terminal(tmp_path: Path) -> None:
     text = edit(
         SOUND,
@@ -1019,6 +1024,7 @@ def test_a_function_named_in_the_spectra_without_tool_is_said_to_lack_it(here: P
     assert problem.message == f"tool 'cancel_order': the function {where} lacks @tool"
 
 
+@pytest.mark.slow
 def test_a_gold_action_whose_tool_raises_names_the_tools_line(tmp_path: Path) -> None:
     tools = TOOLS.replace(
         '    order = world["orders"][order_id]\n', '    order = world["ordrs"][order_id]\n'

@@ -308,6 +308,7 @@ def test_a_real_run_records_and_verifies(tmp_path: Path) -> None:
     assert verify_run(store, run).ok
 
 
+@pytest.mark.slow
 def test_verify_command(store: Store, tmp_path: Path) -> None:
     run = stored_run(store, {"cancel": "PPF", "status": "PPP"})
     none = invoke("verify", run, "--store", store.url)

@@ -127,6 +127,7 @@ def test_a_store_of_an_unknown_schema_is_refused_naming_what_to_do(tmp_path: Pat
 # ---------------------------------------------------------------- opening safely
 
 
+@pytest.mark.slow
 def test_many_processes_create_one_new_store_at_the_same_moment(tmp_path: Path) -> None:
     db = tmp_path / "new.db"
     assert open_at_once(str(db), 15, tmp_path) == []
@@ -240,6 +241,7 @@ def test_a_lease_held_elsewhere_is_taken_only_once_it_lapses(tmp_path: Path) -> 
     taken.release()
 
 
+@pytest.mark.slow
 def test_the_lease_of_a_process_gone_from_this_host_is_taken_at_once(tmp_path: Path) -> None:
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import JSON, MetaData, create_engine, select, text
 from stored import invoke, mini_suite, stored_run
 from together import SCHEMA_2, open_at_once
@@ -27,6 +28,9 @@ from toolproof.store.schema import runs, trials
 from toolproof.store.verify import verify_run
 from toolproof.suite import load_suite
 from toolproof.transcript import Transcript
+
+# Slow: a real PostgreSQL server (tests/store/conftest.py).
+pytestmark = pytest.mark.slow
 
 CLI = str(Path(sys.executable).parent / "toolproof")
 SLOW_SCRIPT = """

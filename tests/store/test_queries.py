@@ -31,6 +31,7 @@ def test_open_existing_never_creates_a_store(tmp_path: Path) -> None:
     assert not (tmp_path / "missing.db").exists()
 
 
+@pytest.mark.slow
 def test_the_dashboard_reads_a_postgresql_store(fresh_postgres_url: str, tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="holds no toolproof results"):
         open_existing(fresh_postgres_url)

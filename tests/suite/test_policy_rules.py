@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support import SOUND, edit, line_with, make_suite
+
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
 
 RULES = """policy_rules:
   - confirm_before_write

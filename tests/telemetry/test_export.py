@@ -200,6 +200,7 @@ def collector() -> Iterator[tuple[str, list[ExportTraceServiceRequest]]]:
     server.server_close()
 
 
+@pytest.mark.slow
 def test_run_sends_its_spans_to_an_otlp_http_collector(
     tmp_path: Path, collector: tuple[str, list[ExportTraceServiceRequest]]
 ) -> None:
@@ -218,6 +219,7 @@ def test_run_sends_its_spans_to_an_otlp_http_collector(
     assert sum(s.name.startswith("invoke_agent ") for s in sent) == len(run.results()) == 2
 
 
+@pytest.mark.slow
 def test_the_otel_file_holds_one_otlp_json_request_per_line(tmp_path: Path) -> None:
     run = traced_run(tmp_path, GOOD_SCRIPT, "--otel-content")
     spans = spans_of(run.traces)
@@ -234,6 +236,7 @@ def test_the_otel_file_holds_one_otlp_json_request_per_line(tmp_path: Path) -> N
     assert all(s["parentSpanId"] in ids for s in spans if "parentSpanId" in s)
 
 
+@pytest.mark.slow
 def test_an_otel_file_that_cannot_be_written_stops_the_run_before_it_starts(
     tmp_path: Path, mini_dir: Path
 ) -> None:
@@ -254,6 +257,7 @@ def test_an_otel_file_that_cannot_be_written_stops_the_run_before_it_starts(
     assert not (tmp_path / "runs.db").exists() or not Store(str(tmp_path / "runs.db")).runs()
 
 
+@pytest.mark.slow
 def test_without_the_otel_extra_the_run_is_a_usage_error(tmp_path: Path, mini_dir: Path) -> None:
     """The SDK made unimportable in a real subprocess: the run refuses before it starts."""
     hide = (
@@ -334,6 +338,7 @@ def test_an_injected_fault_and_drift_are_toolproof_attributes_of_the_tool_span()
     assert root.attributes["gen_ai.conversation.id"] == f"run-1:{variant}:status:2"
 
 
+@pytest.mark.slow
 def test_an_otel_endpoint_that_is_not_a_url_stops_the_run_before_it_starts(
     tmp_path: Path, mini_dir: Path
 ) -> None:

@@ -12,6 +12,9 @@ from traced import GOOD_SCRIPT, attributes, otlp, span, spans_of, toolproof, tra
 from toolproof.errors import SuiteError
 from toolproof.suite import load_suite
 
+# Slow: every test here runs the CLI as a process.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.skipif(
     __import__("importlib").util.find_spec("opentelemetry.sdk") is None,

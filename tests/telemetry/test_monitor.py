@@ -90,6 +90,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Sampled:
     return Sampled(baseline, again.traces, worse.traces)
 
 
+@pytest.mark.slow
 @needs_sdk
 def test_production_like_the_baseline_passes(runs: Sampled, tmp_path: Path) -> None:
     out = tmp_path / "monitor.json"
@@ -104,6 +105,7 @@ def test_production_like_the_baseline_passes(runs: Sampled, tmp_path: Path) -> N
     assert report["conversations"] == report["baseline_trials"] == 8
 
 
+@pytest.mark.slow
 @needs_sdk
 def test_a_looping_agent_that_skips_confirmation_fails_the_monitor(
     runs: Sampled, tmp_path: Path
@@ -120,6 +122,7 @@ def test_a_looping_agent_that_skips_confirmation_fails_the_monitor(
     assert "regressed" in markdown.read_text()
 
 
+@pytest.mark.slow
 @needs_sdk
 def test_traces_without_token_counts_leave_tokens_not_measured(
     runs: Sampled, tmp_path: Path
@@ -137,6 +140,7 @@ def test_traces_without_token_counts_leave_tokens_not_measured(
     assert "| tokens |" in result.stdout and "not measured" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_missing_baseline_store_is_exit_2(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     trace.write_text(otlp([span("s1", 1, {})]) + "\n")
@@ -144,6 +148,7 @@ def test_a_missing_baseline_store_is_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 @needs_sdk
 def test_a_missing_trace_file_is_exit_2_with_its_path(runs: Sampled, tmp_path: Path) -> None:
     missing = runs.monitor(tmp_path / "none.jsonl")
@@ -152,6 +157,7 @@ def test_a_missing_trace_file_is_exit_2_with_its_path(runs: Sampled, tmp_path: P
     assert "Traceback" not in missing.stderr
 
 
+@pytest.mark.slow
 @needs_sdk
 def test_traces_with_no_agent_span_are_exit_2_not_empty_conversations(
     runs: Sampled, tmp_path: Path
@@ -192,6 +198,7 @@ def python_agent_run(root: Path, *extra: str) -> TracedRun:
     return TracedRun(root, suite, store, traces, run_id)
 
 
+@pytest.mark.slow
 @needs_sdk
 def test_the_replies_of_an_agent_without_model_spans_are_judged_in_production(
     tmp_path: Path,
@@ -220,6 +227,7 @@ def test_the_replies_of_an_agent_without_model_spans_are_judged_in_production(
     assert policy["current"] is None and policy["status"] == "not measured"
 
 
+@pytest.mark.slow
 @needs_sdk
 def test_replies_without_a_time_among_the_tool_calls_are_not_measured_not_zero(
     runs: Sampled, tmp_path: Path

@@ -96,6 +96,7 @@ def git_suite() -> Iterator[Suite]:
         yield suite
 
 
+@pytest.mark.slow
 def test_git_tools_are_discovered_with_repo_path_bound(git_suite: Suite) -> None:
     tools = git_suite.tools
     assert len(tools) == 12
@@ -110,6 +111,7 @@ def test_git_tools_are_discovered_with_repo_path_bound(git_suite: Suite) -> None
     assert tools["git_commit"].tier == 3 and tools["git_log"].weight == 0.22
 
 
+@pytest.mark.slow
 def test_git_gold_actions_are_not_replayed_on_the_world(git_suite: Suite) -> None:
     replay = asyncio.run(replay_gold(git_suite, git_suite.task("commit-config-alone")))
     assert replay.hash is None
@@ -117,6 +119,7 @@ def test_git_gold_actions_are_not_replayed_on_the_world(git_suite: Suite) -> Non
     assert replay.errors == []
 
 
+@pytest.mark.slow
 def test_git_suite_is_sound_oracle_passes_and_every_baseline_fails(git_suite: Suite) -> None:
     checks = asyncio.run(validate_suite(git_suite))
     assert [(c.task.id, c.oracle) for c in checks if c.oracle != "passed"] == []
@@ -129,6 +132,7 @@ def test_git_suite_is_sound_oracle_passes_and_every_baseline_fails(git_suite: Su
     ]
 
 
+@pytest.mark.slow
 def test_git_failed_check_fails_the_trial_with_its_message(git_suite: Suite) -> None:
     agent = Scripted([("git_commit", {"message": "wip"})], "Committed.")
     result = trial(git_suite, "commit-staged", agent)
@@ -144,6 +148,7 @@ def test_git_failed_check_fails_the_trial_with_its_message(git_suite: Suite) -> 
     assert [v.grader for v in result.verdicts] == ["check", "writes", "confirm_before_write"]
 
 
+@pytest.mark.slow
 def test_git_tool_error_reaches_the_agent_as_is_error(git_suite: Suite) -> None:
     agent = Scripted([("git_show", {"revision": "no-such-rev"}), ("git_log", {"max_count": 1})])
     result = trial(git_suite, "last-commit", agent)
@@ -193,6 +198,7 @@ def time_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
         yield suite
 
 
+@pytest.mark.slow
 def test_time_over_stdio_and_streamable_http(time_suite: Suite) -> None:
     assert time_suite.runtime is not None
     assert time_suite.runtime.services["time"].alive()
@@ -215,6 +221,7 @@ def test_time_over_stdio_and_streamable_http(time_suite: Suite) -> None:
     assert result.outcome == "passed", result.reason
 
 
+@pytest.mark.slow
 def test_time_jsonrpc_error_over_stdio_and_http(time_suite: Suite) -> None:
     assert time_suite.runtime is not None
     ghost = DiscoveredTool("no_such_tool", "", {"type": "object", "properties": {}}, True)
@@ -228,6 +235,7 @@ def test_time_jsonrpc_error_over_stdio_and_http(time_suite: Suite) -> None:
         }
 
 
+@pytest.mark.slow
 def test_gateway_faults_apply_to_mcp_tools(time_suite: Suite) -> None:
     rule = FaultRule(kind="rate_limit", rate=1.0, tools=["get_current_time"])
     faults = FaultInjector(
@@ -287,6 +295,7 @@ def fixture_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
         del os.environ["FIXTURE_NOT_ALLOWED"]
 
 
+@pytest.mark.slow
 def test_tool_error_and_jsonrpc_error_results(fixture_suite: Suite) -> None:
     refused = call(fixture_suite, "refuse", {"reason": "no budget"})
     assert refused == ToolResult(
@@ -305,6 +314,7 @@ def test_tool_error_and_jsonrpc_error_results(fixture_suite: Suite) -> None:
     }
 
 
+@pytest.mark.slow
 def test_stdio_server_gets_only_the_allowed_environment(fixture_suite: Suite) -> None:
     agent = Scripted([("where", {})])
     trial(fixture_suite, "echo", agent)
@@ -315,6 +325,7 @@ def test_stdio_server_gets_only_the_allowed_environment(fixture_suite: Suite) ->
     assert "folder" not in fixture_suite.tools["where"].schema.parameters["properties"]
 
 
+@pytest.mark.slow
 def test_crash_mid_trial_is_an_infra_error_with_stderr(fixture_suite: Suite) -> None:
     result = trial(fixture_suite, "crash")
     assert result.outcome == "infra_error"
@@ -392,6 +403,7 @@ def per_trial_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]
         yield suite
 
 
+@pytest.mark.slow
 def test_per_trial_server_runs_in_a_fresh_trial_dir(per_trial_suite: Suite) -> None:
     first = trial(per_trial_suite, "note", seed=5)
     assert first.outcome == "passed", first.reason
@@ -404,6 +416,7 @@ def test_per_trial_server_runs_in_a_fresh_trial_dir(per_trial_suite: Suite) -> N
     assert not Path(where["cwd"]).exists()  # removed after the trial
 
 
+@pytest.mark.slow
 def test_setup_and_teardown_failures_are_infra_errors(per_trial_suite: Suite) -> None:
     setup = trial(per_trial_suite, "bad-setup", Scripted([]))
     assert setup.outcome == "infra_error"
@@ -414,6 +427,7 @@ def test_setup_and_teardown_failures_are_infra_errors(per_trial_suite: Suite) ->
     assert "exit status 7" in teardown.reason
 
 
+@pytest.mark.slow
 def test_per_trial_tools_need_a_trial(per_trial_suite: Suite) -> None:
     from toolproof.errors import InfraError
 
@@ -444,6 +458,7 @@ tasks:
 """
 
 
+@pytest.mark.slow
 def test_http_server_that_dies_mid_run_is_an_infra_error(tmp_path: Path) -> None:
     with load_suite(write_suite(tmp_path, {"suite.yaml": CRASH_HTTP_SUITE})) as suite:
         assert trial(suite, "echo").outcome == "passed"
@@ -461,6 +476,7 @@ def test_http_server_that_dies_mid_run_is_an_infra_error(tmp_path: Path) -> None
 # ---------------------------------------------------------------- load-time problems
 
 
+@pytest.mark.slow
 def test_unserved_tool_and_unchecked_real_actions_are_located(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -483,6 +499,7 @@ def test_unserved_tool_and_unchecked_real_actions_are_located(
     ]
 
 
+@pytest.mark.slow
 def test_server_that_does_not_start_is_located_with_its_stderr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -547,6 +564,7 @@ def test_configuration_problems_are_located_before_anything_starts(
 # ---------------------------------------------------------------- the check grader
 
 
+@pytest.mark.slow
 def test_recorded_checks_grade_without_the_live_system(git_suite: Suite) -> None:
     task = git_suite.task("create-feature-branch")
     transcript = Transcript()

@@ -54,6 +54,7 @@ def tickets() -> Iterator[Suite]:
         yield suite
 
 
+@pytest.mark.slow
 def test_tickets_suite_is_sound_against_the_live_service(tickets: Suite) -> None:
     checks = asyncio.run(validate_suite(tickets))
     assert [(c.task.id, c.oracle) for c in checks] == [
@@ -64,6 +65,7 @@ def test_tickets_suite_is_sound_against_the_live_service(tickets: Suite) -> None
     assert [c.passing_baselines for c in checks] == [[], [], []]
 
 
+@pytest.mark.slow
 def test_operations_become_tools_with_their_schemas(tickets: Suite) -> None:
     tools = tickets.tools
     assert sorted(tools) == [
@@ -87,6 +89,7 @@ def test_operations_become_tools_with_their_schemas(tickets: Suite) -> None:
     assert "tool 'busy' is not in the spectra" in warnings
 
 
+@pytest.mark.slow
 def test_status_codes_and_bodies_reach_the_agent_as_sent(tickets: Suite) -> None:
     found = call(tickets, "get_ticket", {"ticket_id": "T-1"})
     assert found.is_error is False and found.content["title"] == "Login page is slow"
@@ -110,6 +113,7 @@ def test_status_codes_and_bodies_reach_the_agent_as_sent(tickets: Suite) -> None
     assert unknown.error_kind == "invalid_arguments"
 
 
+@pytest.mark.slow
 def test_rate_limits_and_server_errors(tickets: Suite) -> None:
     assert tickets.runtime is not None
     channel = tickets.runtime.channel("desk")
@@ -174,6 +178,7 @@ allow_outside: ["{FIXTURES}"]
 """
 
 
+@pytest.mark.slow
 def test_a_document_with_gaps_loads_with_warnings_and_works(tmp_path: Path) -> None:
     with load_suite(write_suite(tmp_path, {"suite.yaml": GAPS_SUITE})) as suite:
         warnings = [w.removeprefix("backend 'hand': ") for w in suite.warnings]
@@ -223,6 +228,7 @@ def test_a_document_with_gaps_loads_with_warnings_and_works(tmp_path: Path) -> N
         assert "service 'tickets' died" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_document_and_service_problems_are_located(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -250,7 +250,11 @@ def test_the_variant_user_marks_the_confusing_turn_in_the_transcript() -> None:
     assert notes[1].turn == 1 and aside is not None and "?" in aside
 
 
-@pytest.mark.parametrize("suite", ["retail", "logistics-dispatch", "crm-consolidation"])
+# Slow: loading the CRM suite starts its REST service.
+@pytest.mark.parametrize(
+    "suite",
+    ["retail", "logistics-dispatch", pytest.param("crm-consolidation", marks=pytest.mark.slow)],
+)
 def test_no_built_in_persona_leaks_a_grounded_fact_of_a_shipped_task(suite: str) -> None:
     loaded = load_suite(EXAMPLES / suite)
     for task in loaded.tasks:

@@ -63,6 +63,7 @@ def listed(base: str, query: str = "") -> list[str]:
 # ---------------------------------------------------------------- the runs list
 
 
+@pytest.mark.slow
 def test_the_runs_list_filters_by_suite_model_tag_and_date(base: str, runs: ViewRuns) -> None:
     newest_first = [runs.shop, *reversed(runs.mini)]
     assert listed(base) == newest_first
@@ -287,6 +288,7 @@ def test_a_loopback_server_answers_only_loopback_host_names(base: str) -> None:
 # ---------------------------------------------------------------- in a browser
 
 
+@pytest.mark.slow
 def test_in_chromium_the_trends_draw_every_chart_with_no_script_error(
     base: str, runs: ViewRuns, chromium: Any
 ) -> None:
@@ -344,6 +346,7 @@ def view_process(*args: str) -> Iterator[tuple[str, str]]:
         process.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_the_command_serves_the_store(runs: ViewRuns) -> None:
     with view_process("--store", runs.url, "--port", "0") as (address, _):
         assert address.startswith("http://127.0.0.1:")
@@ -351,6 +354,7 @@ def test_the_command_serves_the_store(runs: ViewRuns) -> None:
         assert [r["id"] for r in data["runs"]][-1] == runs.oracle
 
 
+@pytest.mark.slow
 def test_a_non_loopback_host_is_served_with_a_warning(runs: ViewRuns) -> None:
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     command = [CLI, "view", "--store", runs.url, "--host", "0.0.0.0", "--port", "0"]
@@ -370,6 +374,7 @@ def test_a_non_loopback_host_is_served_with_a_warning(runs: ViewRuns) -> None:
         process.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_exit_2(runs: ViewRuns, tmp_path: Path) -> None:
     missing = view("--store", str(tmp_path / "none.db"))
     assert missing.returncode == 2 and "no results store at" in missing.stderr
