@@ -184,7 +184,7 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
                 "agent": summary.agent,
                 "status": summary.status,
                 "stopped": summary.stopped,
-                "judge": summary.judge,
+                "judge": summary.judge.model_dump() if summary.judge else None,
                 "created_at": run.created_at,
                 "finished_at": run.finished_at,
                 "counts": summary.counts.model_dump(),
@@ -216,7 +216,7 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
 
 def _entry(summary: ModelSummary, run: int, ks: list[int]) -> dict[str, Any]:
     """One model of one run: its summary, minus per-task rows, plus its pass^k curve."""
-    model = summary.model_dump(mode="json")
+    model = summary.model_dump(mode="json", exclude_unset=True)
     tasks = summary.tasks
     return {
         "label": summary.model,
@@ -238,7 +238,7 @@ def _entry(summary: ModelSummary, run: int, ks: list[int]) -> dict[str, Any]:
         "tiers": model["tiers"],
         "tags": model["tags"],
         "tasks": len(tasks),
-        "curve": passk_curve([(t["trials"], t["passed"]) for t in tasks]),
+        "curve": passk_curve([(t.trials, t.passed) for t in tasks]),
         "reasons": [],
     }
 
