@@ -172,7 +172,7 @@ def shown(definition: MetricDef, value: float | None, entry: ModelSummary) -> st
     if definition.unit == "seconds":
         return _seconds(value)
     if definition.unit == "tokens":
-        return str(int(value or 0))
+        return "–" if value is None else str(int(value))
     text = _fmt(value)
     return text + entry.reliability.parts_note() if definition.group == "score" else text
 
