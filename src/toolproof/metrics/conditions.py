@@ -46,11 +46,6 @@ DRIFT = RatioNames(DRIFT_ROBUSTNESS.name, RATIO_TO_CLEAN.name, "clean_pass_rate"
 LOAD = RatioNames(COMPLETION_UNDER_LOAD.name, RATIO_TO_BASELINE.name, "baseline_pass_rate")
 
 
-def recovery_pairs(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(outcome, recovery stats) of each trial row, as `recovery.pool` takes them."""
-    return [(row["outcome"], row.get("conditions") or NO_STATS) for row in rows]
-
-
 def mean_rate(rates: Mapping[str, float]) -> float | None:
     """A variant's pass@1: the mean of its tasks' pass rates; None with no task (every trial
     an infra error left out): not measured, never 0."""

@@ -10,7 +10,7 @@ the catalogue's names (`toolproof.metrics.compute`), in the catalogue's order.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -31,8 +31,8 @@ from toolproof.metrics.compute import (
 from toolproof.metrics.conditions import (
     conditions_summary,
     mean_rate,
-    pool,
-    recovery_pairs,
+    merge_counts,
+    recovery_rates,
     task_recovery_counts,
 )
 from toolproof.metrics.economics import economics
@@ -322,12 +322,15 @@ def summarize_model(
     out, tasks, ks, task_rows = summarize_group(by_variant[primary], metas, how, outcomes[primary])
     out["variant"] = primary
     rates = {key: _task_rates(found[0]) for key, found in outcomes.items()}
+    # recovery counted once per variant and task: a fault profile's own, and the model's
+    recovered = {key: task_recovery_counts(group) for key, group in by_variant.items()}
     out["variants"] = {
-        key: _variant(group, mean_rate(rates[key]), how.infra) for key, group in by_variant.items()
+        key: _variant(group, mean_rate(rates[key]), how.infra, recovered[key])
+        for key, group in by_variant.items()
     }
     # an import's transcripts carry no reliable error marks: recovery is not measured
     measured_here = RECOVERY_RATE.imported or not how.imported
-    counts = task_recovery_counts(rows) if measured_here else {}
+    counts = _by_task(recovered.values()) if measured_here else {}
     conditions = conditions_summary(counts, rates, metas)
     out["conditions"] = conditions
     out.update(conversation_sections(by_variant, primary, how))
@@ -466,9 +469,21 @@ def _task_rates(tasks: Sequence[TaskTrials]) -> dict[str, float]:
     return {t.task_id: t.c / t.n for t in tasks if t.n}
 
 
+def _by_task(variants: Iterable[Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Each task's recovery counts over every variant, the tasks sorted."""
+    found = list(variants)
+    tasks = sorted({task for counts in found for task in counts})
+    return {task: merge_counts(c[task] for c in found if task in c) for task in tasks}
+
+
 def _variant(
-    rows: Sequence[Mapping[str, Any]], rate: float | None, infra: InfraPolicy
+    rows: Sequence[Mapping[str, Any]],
+    rate: float | None,
+    infra: InfraPolicy,
+    recovered: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
+    """One variant's counts, pass rate and blame; with a fault profile, its recovery (from
+    its tasks' recovery counts); at a load level, that level's statistics."""
     out: dict[str, Any] = {
         "counts": _counts(Counter(row["outcome"] for row in rows), len(rows)),
         PASS_AT.at(k=1): rate,
@@ -476,7 +491,7 @@ def _variant(
     }
     key = VariantKey.parse(rows[0].get("variant", "") if rows else "")
     if key.faults is not None:
-        out["recovery"] = pool(recovery_pairs(rows))
+        out["recovery"] = recovery_rates(merge_counts(recovered.values()))
     if key.load is not None:
         out["load"] = load_level_stats(rows, infra)
     return out
