@@ -3,9 +3,6 @@ gate condition. One place, so a value reads the same wherever it appears."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 
 def fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:
     """A number for tables; '-' when not measured."""
@@ -41,13 +38,3 @@ def p_phrase(p: float | None) -> str:
 def variant_suffix(variant: str) -> str:
     """' [faults:production]' after a name, or nothing for the clean variant."""
     return f" [{variant}]" if variant else ""
-
-
-def score_parts(reliability: Mapping[str, Any] | None) -> str:
-    """' (2 of 4 parts)' after a Reliability Score built without some of its parts, so the
-    number is never read as the whole score; '' when every part was measured."""
-    if not reliability or reliability.get("reliability_score") is None:
-        return ""
-    missing = len(reliability.get("missing") or [])
-    total = len(reliability.get("components") or {})
-    return f" ({total - missing} of {total} parts)" if missing else ""

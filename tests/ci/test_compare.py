@@ -21,7 +21,7 @@ from toolproof.ci.gate import evaluate_gate
 from toolproof.errors import UsageError
 from toolproof.metrics.comparison import compare_rows, pair_models
 from toolproof.metrics.stats import paired_bootstrap, paired_permutation
-from toolproof.metrics.summary import ModelSummary, model_metrics
+from toolproof.metrics.summary import ModelSummary, model_metrics, summarize_run
 from toolproof.spec.gate import GateSpec
 from toolproof.store.journal import Store
 
@@ -193,25 +193,23 @@ def test_pair_models() -> None:
         pair_models(["a", "b"], ["c", "d"])
 
 
+def _summarised(cost: float | None) -> ModelSummary:
+    """Three tasks of three trials: one infra error in the clean variant, two under faults,
+    and the clean trials' cost (its first trial's) as given."""
+    clean = rows({"a": "PPI", "b": "PPP", "c": "PPP"})
+    faulted = rows({"a": "PIP", "b": "PPI", "c": "PPP"}, "faults:x")
+    for row in clean:
+        row["cost_usd"] = 0.0
+    clean[0]["cost_usd"] = cost
+    body = summarize_run([*clean, *faulted], [], [1])
+    return ModelSummary.model_validate({"model": "m", **body["models"][0]})
+
+
 def test_model_metrics_adds_cost_per_task_and_infra_share() -> None:
-    entry = {
-        "metrics": {"cost_usd": 3.0},
-        "tasks": [{}, {}, {}],
-        "counts": {"passed": 9, "failed": 0, "total": 9, "infra_error": 0},
-        "variants": {
-            "": {"counts": {"total": 9, "infra_error": 1}},
-            "faults:x": {"counts": {"total": 9, "infra_error": 2}},
-        },
-    }
-    fields = {"model": "m", "ci": {}, "tiers": {}, "tags": {}, "variant": ""}
-    fields |= {"conditions": {}, "reliability": {}}
-    metrics = model_metrics(ModelSummary.model_validate({**entry, **fields}))
+    metrics = model_metrics(_summarised(3.0))
     assert metrics["cost_per_task_usd"] == 1.0
     assert metrics["infra_error_share"] == pytest.approx(3 / 18)
-    unpriced = model_metrics(
-        ModelSummary.model_validate({**entry, **fields, "metrics": {"cost_usd": None}})
-    )
-    assert unpriced["cost_per_task_usd"] is None
+    assert model_metrics(_summarised(None))["cost_per_task_usd"] is None
 
 
 # ---------------------------------------------------------------- stored runs

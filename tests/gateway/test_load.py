@@ -227,11 +227,14 @@ def test_tight_capacity_gives_more_tool_errors_at_20_concurrent_trials_than_at_1
     )
     variants = report.summary.models[0].variants
     assert set(variants) == {"load:1", "load:20"}
-    one, twenty = variants["load:1"]["load"], variants["load:20"]["load"]
-    assert one["trials"] == twenty["trials"] == 20
-    assert twenty["tool_errors"] > one["tool_errors"]
-    assert twenty["tool_error_rate"] > one["tool_error_rate"]
-    assert variants["load:20"]["pass@1"] < variants["load:1"]["pass@1"] == 1.0
+    one, twenty = variants["load:1"].load, variants["load:20"].load
+    assert one is not None and twenty is not None
+    assert one.trials == twenty.trials == 20
+    assert twenty.tool_errors > one.tool_errors
+    assert twenty.tool_error_rate is not None and one.tool_error_rate is not None
+    assert twenty.tool_error_rate > one.tool_error_rate
+    low, high = variants["load:20"].pass_rate, variants["load:1"].pass_rate
+    assert low is not None and low < high == 1.0
     rows = [result for _, result in store.results(report.run_id)]
     faults = {
         call.fault

@@ -8,10 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from stored import toolproof_ci
 
 from toolproof.errors import SuiteError
 from toolproof.importers.taubench import import_results
+from toolproof.report.terminal import summary_tables
+from toolproof.spec.metrics import CATALOGUE
 from toolproof.store import Store
 from toolproof.summaries import stored_summary
 from toolproof.transcript import MessageEvent, ModelCallEvent, ToolCallEvent
@@ -83,6 +86,26 @@ def test_an_import_claims_nothing_it_did_not_measure(tmp_path: Path) -> None:
     reliability = summary["models"][0]["reliability"]
     assert reliability["missing"] == ["recovery_rate", "completion_under_load", "drift_robustness"]
     assert "built from pass^k alone" in reliability["notes"][0]
+
+
+def test_every_metric_the_catalogue_marks_unmeasured_on_imports_is_null(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    summary = stored_summary(store, import_results(FIXTURE, store))
+    unmeasured = [d.name for d in CATALOGUE if d.recorded and not d.per_k and not d.imported]
+    assert {"tokens_input", "latency_p50_s", "recovery_rate"} <= set(unmeasured)
+    for name in unmeasured:
+        assert summary.models[0].metrics.get(name) is None, name
+    assert summary.models[0].metrics.get("pass^2") is not None
+
+
+def test_the_terminal_shows_an_imports_tokens_as_not_measured_never_zero(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    summary = stored_summary(store, import_results(FIXTURE, store, [1, 2]))
+    console = Console(width=250, record=True)
+    console.print(summary_tables(summary)[0])
+    [row] = [line for line in console.export_text().splitlines() if "84/200" in line]
+    cells = [cell.strip() for cell in row.split("│")]
+    assert "–/–" in cells and "0/0" not in cells
 
 
 @pytest.mark.slow

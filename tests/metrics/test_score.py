@@ -7,7 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolproof.errors import MetricError
-from toolproof.metrics.score import COMPONENTS, reliability_score
+from toolproof.metrics.score import part_names, reliability_score
+
+COMPONENTS = part_names()
 
 WEIGHTS = {
     "pass^k": 0.4,

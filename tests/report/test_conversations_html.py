@@ -38,7 +38,7 @@ def test_in_chromium_personas_and_checkpoints_are_drawn_with_their_chart(
     summary = report.summary
     assert summary.checkpoints is not None and summary.checkpoint_degradation is not None
     six = summary.checkpoints["6"]
-    assert f"|{six['user_turns']:.2f}|" in text
+    assert f"|{six.user_turns:.2f}|" in text
     assert not re.search(r">(?:undefined|NaN)<", section)
     # the chart of pass rates against conversation length was taken over by Chart.js
     canvas = re.search(r"<canvas[^>]*>", section)

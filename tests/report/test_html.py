@@ -25,6 +25,7 @@ from toolproof.errors import StoreError, UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.report.html import passk_curve, render_report, write_report
 from toolproof.report.html.render import MAX_CURVE_POINTS, inline_script, json_for_script
+from toolproof.spec.metrics import CATALOGUE
 from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.store import Store
 from toolproof.summaries import stored_summary
@@ -169,6 +170,28 @@ def test_the_numbers_are_the_run_summary(page: Path, report_store: Any) -> None:
     assert data["transcripts"]["total"] == total
 
 
+def test_the_page_takes_the_score_s_parts_and_the_latencies_from_the_catalogue(
+    page: Path,
+) -> None:
+    catalogue = page_data(page.read_text(encoding="utf-8"))["catalogue"]
+    parts = [part["key"] for part in catalogue["parts"]]
+    assert parts == [d.generic for d in CATALOGUE.score_parts()]
+    assert catalogue["parts"][0]["label"] == "pass^k (clean trials)"
+    for entry in page_data(page.read_text(encoding="utf-8"))["entries"]:
+        assert list(entry["reliability"]["components"]) == parts
+    shown = [d.name for d in CATALOGUE.where("html", ("economics",)) if d.unit == "seconds"]
+    assert (
+        [m["name"] for m in catalogue["latency"]]
+        == shown
+        == [
+            "latency_p50_s",
+            "latency_p95_s",
+            "trial_latency_p50_s",
+            "trial_latency_p95_s",
+        ]
+    )
+
+
 def test_every_trial_record_decodes_to_what_the_store_holds(page: Path, report_store: Any) -> None:
     html = page.read_text(encoding="utf-8")
     data = page_data(html)
@@ -274,6 +297,11 @@ def test_in_chromium_no_injected_code_runs_and_the_charts_are_drawn(
     assert f'data-loaded="{null}"' in dom
     assert "&lt;/script&gt;&lt;svg onload=" in dom
     assert not PWNED.search(dom) and not re.search(r"<svg\b", dom)
+    # the score's table heads each part of the catalogue's with its label
+    score = dom[dom.index('id="score"') : dom.index('id="passk"')]
+    labels = [part["label"] for part in data["catalogue"]["parts"]]
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", score)
+    assert heads[: 2 + len(labels)] == ["model", "Reliability Score", *labels]
 
 
 @pytest.mark.slow

@@ -49,7 +49,7 @@ def flat(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     request = RunRequest(agent="oracle", trials=2, k=[1, 2], checkpoints=[3, 8, 15])
     report = asyncio.run(run_suite(suite, request, store))
     assert report.summary.checkpoint_degradation is not None
-    assert -1e-12 < report.summary.checkpoint_degradation["value"] < 0  # the float's error
+    assert -1e-12 < report.summary.checkpoint_degradation.value < 0  # the float's error
     return root / "runs.db", report.run_id
 
 

@@ -43,5 +43,5 @@ def test_results_stored_without_blame_load_and_regrade_assigns_it(
     assert all(r.blame is None for r in results if r.outcome == "passed")
     after = stored_summary(store, report.run_id).models[0]
     assert after.blame == {"agent": 2, "user_simulator": 0, "environment": 0, "grader": 0}
-    assert after.policy is not None and after.policy["violations"] == {}
+    assert after.policy is not None and after.policy.violations == {}
     assert after.metrics["policy_adherence"] == 1.0

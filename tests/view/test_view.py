@@ -37,7 +37,7 @@ from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
 from toolproof.suite import load_suite
 from toolproof.summaries import stored_summary
-from toolproof.view.data import TREND_METRICS
+from toolproof.view.data import trend_metrics
 
 CLI = str(Path(sys.executable).parent / "toolproof")
 
@@ -201,7 +201,7 @@ def test_trends_chart_every_metric_per_model_in_time_order(base: str, runs: View
         runs.scripted_label,
     ]
     metrics = {m["name"]: m for m in data["metrics"]}
-    assert list(metrics) == [m.name for m in TREND_METRICS]
+    assert list(metrics) == [m.name for m in trend_metrics()]
     series = {name: {s["model"]: s["values"] for s in m["series"]} for name, m in metrics.items()}
     assert series["pass@1"]["oracle"] == [1.0, None, None, None, 1.0]
     assert series["pass@1"]["openai-compatible/alpha"] == [None, 0.5, None, None, None]
@@ -295,9 +295,9 @@ def test_in_chromium_the_trends_draw_every_chart_with_no_script_error(
     dom = chromium.dump_dom(f"{base}trends?suite=mini")
     assert "data-problems" not in dom, re.search(r'data-problems="([^"]*)"', dom)
     drawn = re.search(r'data-charts="(\d+)"', dom)
-    assert drawn and int(drawn.group(1)) == len(TREND_METRICS)
+    assert drawn and int(drawn.group(1)) == len(trend_metrics())
     canvases = re.findall(r"<canvas[^>]*>", dom)
-    assert len(canvases) == len(TREND_METRICS)
+    assert len(canvases) == len(trend_metrics())
     for canvas in canvases:
         assert "box-sizing: border-box" in canvas  # taken over by Chart.js
         width = re.search(r'\bwidth="(\d+)"', canvas)

@@ -11,17 +11,18 @@ from toolproof.format import fmt_p, variant_suffix
 from toolproof.metrics.comparison import (
     ALPHA,
     RESAMPLES,
-    SHOWN,
     Comparison,
     MetricDiff,
     PairComparison,
     VariantComparison,
     compare_rows,
+    listed,
     pair_models,
 )
 from toolproof.metrics.power import trials_needed
 from toolproof.metrics.stats import exact, fisher_regression_p
 from toolproof.metrics.summary import InfraPolicy, ModelSummary, RunSummary, model_metrics
+from toolproof.spec.metrics import CATALOGUE
 from toolproof.store.journal import Store
 from toolproof.summaries import stored_summary
 
@@ -88,13 +89,14 @@ def compare_runs(
             resamples=resamples,
             changed=changed,
         )
-        metrics_a = model_metrics(summary_a[model_a]) if model_a in summary_a else {}
-        metrics_b = model_metrics(summary_b[model_b]) if model_b in summary_b else {}
-        names = [n for n in SHOWN if n in metrics_a or n in metrics_b]
+        metrics_a = _values(summary_a.get(model_a))
+        metrics_b = _values(summary_b.get(model_b))
+        first = listed()
+        names = [n for n in first if n in metrics_a or n in metrics_b]
         names += sorted(
             n
             for n in set(metrics_a) | set(metrics_b)
-            if n not in SHOWN and not n.startswith(("pass@", "pass^", "reliability_tax@"))
+            if n not in first and CATALOGUE.read(n).definition.group != "pass"
         )
         pairs.append(
             PairComparison(
@@ -128,6 +130,11 @@ def compare_runs(
         pairs=pairs,
         warnings=warnings,
     )
+
+
+def _values(entry: ModelSummary | None) -> dict[str, float | None]:
+    """A model's gateable metrics (none when the run has no such model)."""
+    return dict(model_metrics(entry).items()) if entry is not None else {}
 
 
 def too_few_trials(variant: VariantComparison, alpha: float) -> str | None:

@@ -8,11 +8,11 @@ said. Nothing here is text for people; `toolproof.report.gate.detail` writes tha
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from toolproof.metrics.comparison import MetricDiff, TaskDiff
+from toolproof.metrics.sections import Reliability
 from toolproof.store.verify import Verification
 
 
@@ -42,7 +42,7 @@ class Threshold:
     limit: float
     at_least: bool
     too_few_trials: bool = False
-    reliability: Mapping[str, Any] | None = None
+    reliability: Reliability | None = None
     """The Reliability Score's parts, when the metric is the score: which were measured."""
 
 

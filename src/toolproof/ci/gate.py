@@ -45,10 +45,12 @@ from toolproof.errors import SuiteError, UsageError
 from toolproof.metrics.breakdown import TaskMeta
 from toolproof.metrics.comparison import Comparison, VariantComparison
 from toolproof.metrics.power import trials_needed
+from toolproof.metrics.sections import MetricValues
 from toolproof.metrics.stats import exact
 from toolproof.metrics.summary import ModelSummary, RunSummary, model_metrics, run_summary
 from toolproof.records import RunRecord
 from toolproof.spec.gate import GateSpec, check_metric, k_of
+from toolproof.spec.metrics import CATALOGUE, PASS_AT, PASS_HAT, RELIABILITY_SCORE
 from toolproof.store.journal import Store
 from toolproof.store.queries import bulk_read
 from toolproof.store.verify import Verification, read_verified, verify_run
@@ -269,7 +271,7 @@ def _limit(
     name: str,
     limit: float,
     at_least: bool,
-    metrics: Mapping[str, float | None],
+    metrics: MetricValues,
     model: str,
     skipped_k: set[int],
     flag: str,
@@ -283,10 +285,10 @@ def _limit(
         if k_of(name) in skipped_k:
             too_few = Threshold(name, None, limit, at_least, too_few_trials=True)
             return Condition(title, model, False, kind, too_few, None, limit)
-        known = ", ".join(sorted(metrics))
+        known = ", ".join(sorted(metrics.names()))
         raise UsageError(f"{flag} {name}: no such metric in this run (have: {known})")
     value = metrics[name]
-    reliability = entry.reliability if name == "reliability_score" else None
+    reliability = entry.reliability if name == RELIABILITY_SCORE.name else None
     found = Threshold(name, value, limit, at_least, reliability=reliability)
     if value is None:
         return Condition(title, model, False, kind, found, None, limit)
@@ -311,8 +313,8 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
             out.append(Condition(_regression_title(allowed), label, False, "regression", unmatched))
         for v in pair.variants:
             model = " ".join(p for p in (label, f"[{v.variant}]" if v.variant else "") if p)
-            k_metrics = [m for m in v.metrics if m.name.startswith("pass^")]
-            chosen = [m for m in v.metrics if m.name == "pass@1"] + k_metrics[-1:]
+            k_metrics = [m for m in v.metrics if CATALOGUE.read(m.name).definition is PASS_HAT]
+            chosen = [m for m in v.metrics if m.name == PASS_AT.at(k=1)] + k_metrics[-1:]
             if not chosen:
                 unmatched = Unmatched(baseline, "trials")
                 out.append(

@@ -12,8 +12,9 @@ from typing import Any
 from toolproof.errors import SuiteError
 from toolproof.graders.base import Evidence
 from toolproof.graders.policy import check_policy, violations
-from toolproof.metrics.monitor import Comparison, Dimension, compare_dimension
+from toolproof.metrics.monitor import Comparison, Dimension, Worse, compare_dimension
 from toolproof.metrics.recovery import is_loop, recovered_calls
+from toolproof.spec.metrics import LOOP_RATE, RECOVERY_RATE, MetricDef
 from toolproof.spec.models import PolicyRuleSpec
 from toolproof.store.journal import Store
 from toolproof.suite.loaded import Suite
@@ -21,10 +22,17 @@ from toolproof.telemetry import semconv as sc
 from toolproof.telemetry.traces import Conversation, conversations, duration_s, transcript_of
 from toolproof.transcript import Transcript
 
+
+def _worse(metric: MetricDef) -> Worse:
+    """Which way a catalogue metric gets worse: against the way that is better."""
+    return "lower" if metric.direction == "higher" else "higher"
+
+
+LOOP, RECOVERY = LOOP_RATE.name, RECOVERY_RATE.name
 DIMENSIONS = [
     Dimension("policy_violation_rate", "higher", "absolute", "share breaking a policy rule"),
-    Dimension("loop_rate", "higher", "absolute", "share caught in a loop of failing calls"),
-    Dimension("recovery_rate", "lower", "absolute", "failed tool calls recovered"),
+    Dimension(LOOP, _worse(LOOP_RATE), "absolute", "share caught in a loop of failing calls"),
+    Dimension(RECOVERY, _worse(RECOVERY_RATE), "absolute", "failed tool calls recovered"),
     Dimension("tokens", "higher", "relative", "model tokens (in + out) per conversation"),
     Dimension("latency_s", "higher", "relative", "seconds per conversation"),
     Dimension("tool_calls", "higher", "relative", "tool calls per conversation"),
@@ -77,8 +85,8 @@ def measures(
     judged = policy is not None and bool(said)
     return {
         "policy_violation_rate": float(policy.violated(transcript)) if judged and policy else None,
-        "loop_rate": float(is_loop(transcript)),
-        "recovery_rate": sum(ok for _, ok in failed) / len(failed) if failed else None,
+        LOOP: float(is_loop(transcript)),
+        RECOVERY: sum(ok for _, ok in failed) / len(failed) if failed else None,
         "tokens": float(usage.input_tokens + usage.output_tokens) if tokens_measured else None,
         "latency_s": seconds,
         "tool_calls": float(len(transcript.tool_calls())),

@@ -11,10 +11,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolproof.metrics.personas import Outcomes, pass_rates, variant_part
+from toolproof.metrics.compute import Measured, computes, derives
+from toolproof.metrics.personas import Outcomes, pass_rates, rates_by_name
 from toolproof.metrics.stats import bootstrap_means
+from toolproof.spec.variants import VariantKey
+
+if TYPE_CHECKING:
+    from toolproof.metrics.compute import ModelFacts
+    from toolproof.metrics.summary import ModelSummary
 
 PER_TURNS = 10
 """The degradation is pass@1 lost per this many more user turns."""
@@ -56,9 +62,10 @@ def checkpoints_summary(
     section: dict[str, Any] = {}
     rates: dict[int, dict[str, float]] = {}
     for key, rows in sorted(by_variant.items(), key=lambda item: _turns(item[0])):
-        rest, turns = variant_part(key, "turns")
-        if turns is None or variant_part(rest, "persona")[1] is not None or rest != primary:
+        part = VariantKey.parse(key)
+        if part.turns is None or part.persona is not None or part.without("turns").key != primary:
             continue
+        turns = str(part.turns)
         skipped = too_long(rows)
         kept = [row for row in rows if row["task_id"] not in skipped]
         tasks = [t for t in outcomes(kept) if t.n]
@@ -75,8 +82,7 @@ def checkpoints_summary(
 
 
 def _turns(key: str) -> int:
-    value = variant_part(key, "turns")[1]
-    return int(value) if value else 0
+    return VariantKey.parse(key).turns or 0
 
 
 def degradation(rates: Mapping[int, Mapping[str, float]], seed: int) -> dict[str, Any]:
@@ -104,3 +110,21 @@ def degradation(rates: Mapping[int, Mapping[str, float]], seed: int) -> dict[str
     if len(common) >= 2:
         out["ci"] = list(bootstrap_means([[d] for d in drops], seed=seed)[0])
     return out
+
+
+@computes("checkpoint_degradation")
+def degradation_rate(facts: ModelFacts) -> Measured:
+    """The degradation over the checkpoints run, with its interval; none without them."""
+    trend = facts.degradation
+    if trend is None:
+        return Measured()
+    return Measured({"checkpoint_degradation": trend.value}, {"checkpoint_degradation": trend.ci})
+
+
+@derives("checkpoint.{turns}.pass@1", "checkpoint.{turns}.pass^{k}")
+def checkpoint_metrics(entry: ModelSummary) -> Measured:
+    """Per checkpoint: pass@1 and pass^K with every conversation at its length."""
+    out: dict[str, float | None] = {}
+    for turns, row in (entry.checkpoints or {}).items():
+        out.update(rates_by_name("checkpoint", turns, row))
+    return Measured(out)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof.errors import UsageError
-from toolproof.metrics.passk import TaskTrials, per_task
+from toolproof.metrics.passk import TaskTrials, pass_hat_k
 from toolproof.metrics.stats import (
     exact,
     fisher_regression_p,
@@ -34,6 +34,7 @@ from toolproof.metrics.stats import (
     paired_permutation,
 )
 from toolproof.metrics.summary import InfraPolicy
+from toolproof.spec.metrics import CATALOGUE, PASS_AT, PASS_HAT, Group
 
 ALPHA = 0.05
 RESAMPLES = 2000
@@ -311,11 +312,11 @@ def _compare_variant(
         b_trials = [TaskTrials(t, tuple(b for _, b in kept)) for t, kept in pairs.items()]
         a1 = [t.c / t.n for t in a_trials]
         b1 = [t.c / t.n for t in b_trials]
-        metrics.append(_over_tasks("pass@1", a1, b1, alpha, seed, resamples))
+        metrics.append(_over_tasks(PASS_AT.at(k=1), a1, b1, alpha, seed, resamples))
         for k in sorted({k for k in ks if 1 < k <= fewest}):
-            name = f"pass^{k}"
-            ak = [per_task(t, k)[name] for t in a_trials]
-            bk = [per_task(t, k)[name] for t in b_trials]
+            name = PASS_HAT.at(k=k)
+            ak = [pass_hat_k(t.n, t.c, k) for t in a_trials]
+            bk = [pass_hat_k(t.n, t.c, k) for t in b_trials]
             metrics.append(_over_tasks(name, ak, bk, alpha, seed, resamples))
     return VariantComparison(
         variant=variant,
@@ -395,16 +396,8 @@ def pair_models(models_a: Sequence[str], models_b: Sequence[str]) -> list[tuple[
     )
 
 
-SHOWN = (
-    "reliability_score",
-    "recovery_rate",
-    "loop_rate",
-    "drift_robustness",
-    "completion_under_load",
-    "cost_usd",
-    "cost_per_task_usd",
-    "cost_per_pass_usd",
-    "latency_p95_s",
-    "trial_latency_p95_s",
-    "infra_error_share",
-)
+def listed() -> list[str]:
+    """The metrics `toolproof compare` lists next to its tests, in order: the score, the
+    conditions, what a run spent and its infra errors."""
+    groups: tuple[Group, ...] = ("score", "conditions", "economics", "outcomes")
+    return [d.name for d in CATALOGUE.where("compare", groups)]

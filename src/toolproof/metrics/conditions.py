@@ -11,10 +11,21 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolproof.metrics.breakdown import TaskMeta, by_tier
+from toolproof.metrics.compute import Measured, computes
 from toolproof.metrics.load import completion_under_load, divide, drift_robustness
+from toolproof.spec.metrics import (
+    COMPLETION_UNDER_LOAD,
+    DRIFT_ROBUSTNESS,
+    RATIO_TO_BASELINE,
+    RATIO_TO_CLEAN,
+)
+from toolproof.spec.variants import VariantKey
+
+if TYPE_CHECKING:
+    from toolproof.metrics.compute import ModelFacts
 
 TaskRates = Mapping[str, Mapping[str, float]]
 """Per variant key (`""` for clean, `drift:v2`, `load:20`, ...): each task's pass@1."""
@@ -31,13 +42,8 @@ class RatioNames(NamedTuple):
     base: str
 
 
-DRIFT = RatioNames("drift_robustness", "ratio_to_clean", "clean_pass_rate")
-LOAD = RatioNames("completion_under_load", "ratio_to_baseline", "baseline_pass_rate")
-
-
-def recovery_pairs(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(outcome, recovery stats) of each trial row, as `recovery.pool` takes them."""
-    return [(row["outcome"], row.get("conditions") or NO_STATS) for row in rows]
+DRIFT = RatioNames(DRIFT_ROBUSTNESS.name, RATIO_TO_CLEAN.name, "clean_pass_rate")
+LOAD = RatioNames(COMPLETION_UNDER_LOAD.name, RATIO_TO_BASELINE.name, "baseline_pass_rate")
 
 
 def mean_rate(rates: Mapping[str, float]) -> float | None:
@@ -48,21 +54,15 @@ def mean_rate(rates: Mapping[str, float]) -> float | None:
 
 def drift_keys(rates: TaskRates) -> dict[str, str]:
     """Drift variant name -> its variant key, for the plain (uncombined) drift variants."""
-    return {
-        key.removeprefix("drift:"): key
-        for key in rates
-        if key.startswith("drift:") and "+" not in key
-    }
+    parsed = {key: VariantKey.parse(key) for key in rates}
+    return {part.drift or "": key for key, part in parsed.items() if part.only("drift")}
 
 
 def load_keys(rates: TaskRates) -> dict[int, str]:
     """Load level -> its variant key; when level 1 was not run, the clean trials stand for it.
     Empty when no plain load level was run."""
-    levels = {
-        int(key.removeprefix("load:")): key
-        for key in rates
-        if key.startswith("load:") and "+" not in key
-    }
+    parsed = {key: VariantKey.parse(key) for key in rates}
+    levels = {part.load or 0: key for key, part in parsed.items() if part.only("load")}
     if levels and 1 not in levels and "" in rates:
         levels[1] = ""
     return levels
@@ -241,3 +241,21 @@ def pool(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """recovery_rate, loop_rate and corrective_action from (outcome, trial_stats) pairs;
     `infra_error` trials are left out of all three (see `recovery_rates`)."""
     return recovery_rates(recovery_counts(rows))
+
+
+@computes("recovery_rate", "loop_rate", "corrective_action")
+def recovery(facts: ModelFacts) -> Measured:
+    """Recovery over all of the model's trials (every variant), with the intervals."""
+    rates, ci = facts.conditions.recovery, facts.conditions.recovery.ci
+    return Measured(
+        {
+            "recovery_rate": rates.recovery_rate,
+            "loop_rate": rates.loop_rate,
+            "corrective_action": rates.corrective_action,
+        },
+        {
+            "recovery_rate": ci.recovery_rate if ci else None,
+            "loop_rate": ci.loop_rate if ci else None,
+            "corrective_action": ci.corrective_action if ci else None,
+        },
+    )

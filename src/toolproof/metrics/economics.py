@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from toolproof.metrics.compute import Measured, computes, derives, unmeasured_when_imported
+from toolproof.spec.metrics import COST_PER_TASK_USD, COST_USD
+
+if TYPE_CHECKING:
+    from toolproof.metrics.compute import ModelFacts
+    from toolproof.metrics.summary import ModelSummary
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:
@@ -21,24 +28,13 @@ def percentile(values: Sequence[float], p: float) -> float | None:
     return ordered[rank - 1]
 
 
-UNMEASURED_WHEN_IMPORTED = (
-    "tokens_input",
-    "tokens_output",
-    "latency_p50_s",
-    "latency_p95_s",
-    "trial_latency_p50_s",
-    "trial_latency_p95_s",
-)
-"""What another harness's results do not tell: shown as not measured, never as 0."""
-
-
 def economics(rows: Sequence[Mapping[str, Any]], imported: bool = False) -> dict[str, float | None]:
     """cost_usd, cost_per_pass_usd, tokens, model-call and trial latency, calls and turns;
-    for `imported` results, tokens and latencies are None (not measured)."""
+    for `imported` results what they do not tell (tokens, latencies) is None, never 0."""
     if not rows:
         return {}
     if imported:
-        return economics(rows) | dict.fromkeys(UNMEASURED_WHEN_IMPORTED)
+        return unmeasured_when_imported(economics(rows))
     costs = [row.get("cost_usd") for row in rows]
     cost = None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
     passed = sum(row["outcome"] == "passed" for row in rows)
@@ -59,3 +55,28 @@ def economics(rows: Sequence[Mapping[str, Any]], imported: bool = False) -> dict
         "tool_calls_per_trial": sum(row.get("tool_calls", 0) for row in rows) / len(rows),
         "turns_per_trial": sum(row.get("turns", 0) for row in rows) / len(rows),
     }
+
+
+@computes(
+    "cost_usd",
+    "cost_per_pass_usd",
+    "user_cost_usd",
+    "tokens_input",
+    "tokens_output",
+    "latency_p50_s",
+    "latency_p95_s",
+    "trial_latency_p50_s",
+    "trial_latency_p95_s",
+    "tool_calls_per_trial",
+    "turns_per_trial",
+)
+def spend(facts: ModelFacts) -> Measured:
+    """Cost, tokens, latency, calls and turns of the model's primary variant."""
+    return Measured(dict(economics(facts.rows)))
+
+
+@derives(COST_PER_TASK_USD.name)
+def cost_per_task(entry: ModelSummary) -> Measured:
+    """cost_usd / tasks, over the model's primary variant (as cost_usd)."""
+    cost, tasks = entry.metrics.get(COST_USD.name), len(entry.tasks)
+    return Measured({COST_PER_TASK_USD.name: cost / tasks if cost is not None and tasks else None})

@@ -13,9 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolproof.metrics.conditions import TaskRates, drift_keys, load_keys
+from toolproof.metrics.conditions import DRIFT, LOAD, TaskRates, drift_keys, load_keys
 from toolproof.metrics.load import divide
 from toolproof.metrics.stats import Statistic, bootstrap_sums
+from toolproof.spec.metrics import (
+    CORRECTIVE_ACTION,
+    LOOP_RATE,
+    PASS_HAT,
+    RECOVERY_RATE,
+    RELIABILITY_SCORE,
+)
+
+RECOVERY = (RECOVERY_RATE.name, LOOP_RATE.name, CORRECTIVE_ACTION.name)
 
 MIN_TASKS = 2
 """Tasks that must carry a metric's denominator for it to get an interval: with one, every
@@ -126,10 +135,11 @@ def condition_intervals(
     def rate(key: str) -> _Metric:
         return table.ratio(f"rate:{key}", rates[key], dict.fromkeys(rates[key], 1.0))
 
+    recovery_rate, loop_rate, corrective_action = RECOVERY
     metrics: dict[str, _Metric | None] = {
-        "recovery_rate": table.ratio("recovery", per_task("recovered"), per_task("failed")),
-        "loop_rate": table.ratio("loops", per_task("looped"), per_task("trials")),
-        "corrective_action": table.ratio(
+        recovery_rate: table.ratio("recovery", per_task("recovered"), per_task("failed")),
+        loop_rate: table.ratio("loops", per_task("looped"), per_task("trials")),
+        corrective_action: table.ratio(
             "corrective", per_task("faulted_passed"), per_task("faulted")
         ),
     }
@@ -141,24 +151,26 @@ def condition_intervals(
     clean = rate("") if "" in rates else None
     drift = [rate(key) for key in drift_keys(rates).values()]
     robustness = _mean(drift) if drift else None
-    metrics["drift_robustness"] = robustness
-    metrics["ratio_to_clean"] = _quotient(robustness, clean) if robustness and clean else None
+    metrics[DRIFT.value] = robustness
+    metrics[DRIFT.ratio] = _quotient(robustness, clean) if robustness and clean else None
     peak = None
     if "load" in conditions:
         levels = load_keys(rates)
         peak = rate(levels[conditions["load"]["peak"]])
         baseline = rate(levels[conditions["load"]["baseline"]])
-        metrics["ratio_to_baseline"] = _quotient(peak, baseline)
-    metrics["completion_under_load"] = peak
+        metrics[LOAD.ratio] = _quotient(peak, baseline)
+    metrics[LOAD.value] = peak
     components = {
-        "pass^k": table.ratio("pass^k", pass_k, dict.fromkeys(pass_k, 1.0)) if pass_k else None,
-        "recovery_rate": metrics["recovery_rate"],
-        "completion_under_load": peak,
-        "drift_robustness": robustness,
+        PASS_HAT.generic: table.ratio("score-pass", pass_k, dict.fromkeys(pass_k, 1.0))
+        if pass_k
+        else None,
+        recovery_rate: metrics[recovery_rate],
+        LOAD.value: peak,
+        DRIFT.value: robustness,
     }
     scored = [(components[name], w) for name, w in weights.items() if w > 0]
     if scored and all(part is not None for part, _ in scored):
-        metrics["reliability_score"] = _weighted([(part, w) for part, w in scored if part])
+        metrics[RELIABILITY_SCORE.name] = _weighted([(part, w) for part, w in scored if part])
     eligible = {name: m.statistic for name, m in metrics.items() if m and m.support >= MIN_TASKS}
     table_rows = list(zip(*table.columns, strict=True))
     found = bootstrap_sums(table_rows, eligible, seed=seed) if eligible and bootstrap else {}
@@ -168,9 +180,9 @@ def condition_intervals(
         return None if value is None else list(value)
 
     return {
-        "recovery": {n: interval(n) for n in ("recovery_rate", "loop_rate", "corrective_action")},
+        "recovery": {n: interval(n) for n in RECOVERY},
         "by_fault": {kind: interval(f"fault:{kind}") for kind in kinds},
-        "drift": {n: interval(n) for n in ("drift_robustness", "ratio_to_clean")},
-        "load": {n: interval(n) for n in ("completion_under_load", "ratio_to_baseline")},
-        "reliability_score": interval("reliability_score"),
+        "drift": {n: interval(n) for n in (DRIFT.value, DRIFT.ratio)},
+        "load": {n: interval(n) for n in (LOAD.value, LOAD.ratio)},
+        RELIABILITY_SCORE.name: interval(RELIABILITY_SCORE.name),
     }

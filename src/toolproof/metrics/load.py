@@ -8,10 +8,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolproof.errors import MetricError
+from toolproof.metrics.compute import Measured, computes, derives
 from toolproof.metrics.economics import percentile
+from toolproof.spec.metrics import TRIAL_LATENCY_P50, TRIAL_LATENCY_P95
+
+if TYPE_CHECKING:
+    from toolproof.metrics.compute import ModelFacts
+    from toolproof.metrics.summary import ModelSummary
 
 InfraPolicy = Literal["fail", "exclude"]
 
@@ -123,9 +129,43 @@ def load_level_stats(
         "infra_error": sum(r["outcome"] == "infra_error" for r in rows),
         "pass_rate": passed / len(counted) if counted else None,
         "throughput_per_min": throughput,
-        "trial_latency_p50_s": percentile(durations, 50),
-        "trial_latency_p95_s": percentile(durations, 95),
+        TRIAL_LATENCY_P50.name: percentile(durations, 50),
+        TRIAL_LATENCY_P95.name: percentile(durations, 95),
         "tool_calls": calls,
         "tool_errors": errors,
         "tool_error_rate": errors / calls if calls else None,
     }
+
+
+@computes("drift_robustness", "completion_under_load")
+def under_drift_and_load(facts: ModelFacts) -> Measured:
+    """Drift robustness and completion under load over the model's variants, with their
+    intervals; None where no drift variant or load level was run."""
+    drift, load = facts.conditions.drift, facts.conditions.load
+    return Measured(
+        {
+            "drift_robustness": drift.drift_robustness if drift else None,
+            "completion_under_load": load.completion_under_load if load else None,
+        },
+        {
+            "drift_robustness": drift.ci.drift_robustness if drift and drift.ci else None,
+            "completion_under_load": load.ci.completion_under_load if load and load.ci else None,
+        },
+    )
+
+
+@derives("ratio_to_clean", "ratio_to_baseline")
+def ratios(entry: ModelSummary) -> Measured:
+    """The pass rate under drift against clean, and at the peak load against the baseline
+    level, with their intervals."""
+    drift, load = entry.conditions.drift, entry.conditions.load
+    return Measured(
+        {
+            "ratio_to_clean": drift.ratio_to_clean if drift else None,
+            "ratio_to_baseline": load.ratio_to_baseline if load else None,
+        },
+        {
+            "ratio_to_clean": drift.ci.ratio_to_clean if drift and drift.ci else None,
+            "ratio_to_baseline": load.ci.ratio_to_baseline if load and load.ci else None,
+        },
+    )

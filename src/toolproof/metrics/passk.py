@@ -12,9 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from math import comb
+from typing import TYPE_CHECKING
 
 from toolproof.errors import MetricError
+from toolproof.metrics.compute import Interval, Measured, computes
+from toolproof.metrics.stats import bootstrap_means
+from toolproof.spec.metrics import PASS_AT, PASS_HAT, PASS_HAT_STRICT, RELIABILITY_TAX
+
+if TYPE_CHECKING:
+    from toolproof.metrics.compute import ModelFacts
 
 
 @dataclass(frozen=True)
@@ -60,13 +68,28 @@ def pass_hat_k_strict(outcomes: Sequence[bool], k: int) -> float:
     return 1.0 if all(outcomes[:k]) else 0.0
 
 
+@lru_cache(maxsize=256)
+def k_names(k: int) -> tuple[str, str, str]:
+    """pass@k, pass^k and pass^k_strict at one k (named once: a summary asks per task)."""
+    return PASS_AT.at(k=k), PASS_HAT.at(k=k), PASS_HAT_STRICT.at(k=k)
+
+
 def per_task(task: TaskTrials, k: int) -> dict[str, float]:
     """The k-metrics of one task."""
+    at, hat, strict = k_names(k)
     return {
-        f"pass@{k}": pass_at_k(task.n, task.c, k),
-        f"pass^{k}": pass_hat_k(task.n, task.c, k),
-        f"pass^{k}_strict": pass_hat_k_strict(task.outcomes, k),
+        at: pass_at_k(task.n, task.c, k),
+        hat: pass_hat_k(task.n, task.c, k),
+        strict: pass_hat_k_strict(task.outcomes, k),
     }
+
+
+def task_row(task: TaskTrials, ks: Sequence[int]) -> dict[str, float]:
+    """One task's pass@1 and its k-metrics at each k (at k=1, pass@1 as pass@k gives it)."""
+    row = {k_names(1)[0]: task.c / task.n}
+    for k in ks:
+        row.update(per_task(task, k))
+    return row
 
 
 def check_k(tasks: Sequence[TaskTrials], ks: Sequence[int]) -> None:
@@ -90,10 +113,25 @@ def summarize(tasks: Sequence[TaskTrials], ks: Sequence[int]) -> dict[str, float
     """Overall metrics, averaged over tasks: pass@1, and for each k pass@k, pass^k,
     pass^k_strict and reliability_tax@k (pass@1 - pass^k)."""
     check_k(tasks, ks)
-    out: dict[str, float] = {"pass@1": mean([t.c / t.n for t in tasks])}
+    once = PASS_AT.at(k=1)
+    out: dict[str, float] = {once: mean([t.c / t.n for t in tasks])}
     for k in ks:
         rows = [per_task(t, k) for t in tasks]
-        for name in (f"pass@{k}", f"pass^{k}", f"pass^{k}_strict"):
+        for name in k_names(k):
             out[name] = mean([r[name] for r in rows])
-        out[f"reliability_tax@{k}"] = out["pass@1"] - out[f"pass^{k}"]
+        out[RELIABILITY_TAX.at(k=k)] = out[once] - out[PASS_HAT.at(k=k)]
     return out
+
+
+@computes(PASS_AT.name, PASS_HAT.name, PASS_HAT_STRICT.name, RELIABILITY_TAX.name)
+def pass_rates(facts: ModelFacts) -> Measured:
+    """The pass^k family over the model's primary variant; pass@1 and each pass^k with a
+    bootstrap interval over tasks. An interval needs two tasks at least: over one it would
+    be a point, and show a certainty the run does not have; then it is null."""
+    tasks, ks = facts.tasks, facts.ks
+    names = [PASS_AT.at(k=1), *(PASS_HAT.at(k=k) for k in ks)]
+    table = [[row[name] for name in names] for row in facts.task_rows]
+    drawn = bootstrap_means(table, seed=facts.seed) if len(tasks) >= 2 and facts.intervals else []
+    intervals: dict[str, Interval] = dict.fromkeys(names)
+    intervals.update((name, list(found)) for name, found in zip(names, drawn, strict=False))
+    return Measured(dict(summarize(tasks, ks)) if tasks else {}, intervals)

@@ -13,15 +13,20 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolproof.metrics.passk import TaskTrials, per_task
+from toolproof.metrics.compute import Measured, derives
+from toolproof.metrics.passk import TaskTrials, pass_hat_k
 from toolproof.metrics.stats import (
     CONFIDENCE,
     bootstrap_means,
     percentile_interval,
     resample_indices,
 )
+from toolproof.spec.metrics import PASS_AT, PASS_HAT
+from toolproof.spec.variants import VariantKey
 
 if TYPE_CHECKING:
+    from toolproof.metrics.sections import PassRates
+    from toolproof.metrics.summary import ModelSummary
     from toolproof.transcript import ToolCallEvent, Transcript
 
 GoldCall = tuple[str, Mapping[str, Any]]
@@ -87,14 +92,6 @@ def _match(call: ToolCallEvent, gold: Sequence[GoldCall], matched: Sequence[bool
 # ---------------------------------------------------------------- the summary's section
 
 
-def variant_part(key: str, name: str) -> tuple[str, str | None]:
-    """A variant key without its `name:` part, and that part's value (None: absent)."""
-    parts = [p for p in key.split("+") if p]
-    value = next((p.partition(":")[2] for p in parts if p.startswith(f"{name}:")), None)
-    rest = "+".join(p for p in parts if not p.startswith(f"{name}:"))
-    return rest, value
-
-
 Outcomes = Callable[[Sequence[Mapping[str, Any]]], list[TaskTrials]]
 """Per-task outcomes of some rows under the run's infra-error policy (the summary's)."""
 
@@ -104,18 +101,19 @@ def pass_rates(tasks: Sequence[TaskTrials], ks: Sequence[int], seed: int) -> dic
     with bootstrap intervals over tasks (null with fewer than two tasks)."""
     tasks = [t for t in tasks if t.n]
     usable = [k for k in ks if tasks and min(t.n for t in tasks) >= k]
-    table = [[t.c / t.n, *(per_task(t, k)[f"pass^{k}"] for k in usable)] for t in tasks]
+    table = [[t.c / t.n, *(pass_hat_k(t.n, t.c, k) for k in usable)] for t in tasks]
     means = [sum(col) / len(tasks) for col in zip(*table, strict=True)] if tasks else []
     intervals: list[list[float] | None] = [None] * (1 + len(usable))
     if len(tasks) >= 2:
         intervals = [list(i) for i in bootstrap_means(table, seed=seed)]
+    once, each = PASS_AT.at(k=1), PASS_HAT.generic
     return {
-        "pass@1": means[0] if means else None,
-        "pass^k": {str(k): means[1 + i] for i, k in enumerate(usable)},
+        once: means[0] if means else None,
+        each: {str(k): means[1 + i] for i, k in enumerate(usable)},
         "n_tasks": len(tasks),
         "ci": {
-            "pass@1": intervals[0],
-            "pass^k": {str(k): intervals[1 + i] for i, k in enumerate(usable)},
+            once: intervals[0],
+            each: {str(k): intervals[1 + i] for i, k in enumerate(usable)},
         },
     }
 
@@ -167,11 +165,32 @@ def personas_summary(
     recovery from confusion (null where not measured). None when no persona was run."""
     out: dict[str, Any] = {}
     for key, rows in by_variant.items():
-        rest, name = variant_part(key, "persona")
-        if name is None or variant_part(rest, "turns")[1] is not None or rest != primary:
+        part = VariantKey.parse(key)
+        name = part.persona
+        if name is None or part.turns is not None or part.without("persona").key != primary:
             continue
         out[name] = {
             **pass_rates(outcomes(rows), ks, seed),
             "recovery": confusion_recovery(rows, seed),
         }
     return out or None
+
+
+def rates_by_name(prefix: str, name: str, rates: PassRates) -> dict[str, float | None]:
+    """A persona's or checkpoint's pass rates as the gate names them: PREFIX.NAME.pass@1 and
+    PREFIX.NAME.pass^K."""
+    out: dict[str, float | None] = {f"{prefix}.{name}.{PASS_AT.at(k=1)}": rates.pass_rate}
+    out.update({f"{prefix}.{name}.{PASS_HAT.at(k=k)}": v for k, v in rates.pass_hat.items()})
+    return out
+
+
+@derives(
+    "persona.{persona}.pass@1", "persona.{persona}.pass^{k}", "persona.{persona}.recovery_turns"
+)
+def persona_metrics(entry: ModelSummary) -> Measured:
+    """Per persona: pass@1, pass^K and the turns to recover from confusion."""
+    out: dict[str, float | None] = {}
+    for name, row in (entry.personas or {}).items():
+        out.update(rates_by_name("persona", name, row))
+        out[f"persona.{name}.recovery_turns"] = row.recovery.recovery_turns
+    return Measured(out)

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from toolproof.metrics.compute import Measured, computes
 from toolproof.metrics.stats import bootstrap_ci
+
+if TYPE_CHECKING:
+    from toolproof.metrics.compute import ModelFacts
 
 
 def checked(row: Mapping[str, Any]) -> list[str] | None:
@@ -50,3 +54,16 @@ def policy_summary(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> dict[str
         "ci": {"policy_adherence": list(interval) if interval else None},
         "tasks": per_task,
     }
+
+
+@computes("policy_adherence")
+def adherence(facts: ModelFacts) -> Measured:
+    """Policy adherence of the model's primary variant, with its interval; None when no
+    trial's policy was checked."""
+    policy = facts.policy
+    if policy is None:
+        return Measured({"policy_adherence": None}, {"policy_adherence": None})
+    return Measured(
+        {"policy_adherence": policy.policy_adherence},
+        {"policy_adherence": policy.ci.policy_adherence},
+    )

@@ -9,16 +9,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolproof.errors import MetricError
+from toolproof.metrics.compute import RECORDED, Measured, computes
+from toolproof.spec.metrics import CATALOGUE, DECLARED, PASS_HAT, Condition, MetricDef
+from toolproof.spec.variants import VariantKey
 
-COMPONENTS: tuple[str, ...] = (
-    "pass^k",
-    "recovery_rate",
-    "completion_under_load",
-    "drift_robustness",
-)
+if TYPE_CHECKING:
+    from toolproof.metrics.compute import ModelFacts
+
+
+def part_names() -> list[str]:
+    """The score's parts as suite.yaml's `score.weights` names them, heaviest default first."""
+    return [part.generic for part in CATALOGUE.score_parts()]
+
+
+def measured_parts(facts: ModelFacts, pass_k: float | None) -> dict[str, float | None]:
+    """Each part of the score as measured: pass^k as given (taken on the clean trials at
+    the score's k), every other part as its compute function gives it."""
+    out: dict[str, float | None] = {}
+    for part in CATALOGUE.score_parts():
+        if part.per_k:
+            out[part.generic] = pass_k
+            continue
+        computation = RECORDED.computation(part.name)
+        found = computation.compute(facts).values if computation is not None else {}
+        out[part.generic] = found.get(part.name)
+    return out
 
 
 def reliability_score(
@@ -29,21 +47,22 @@ def reliability_score(
     The components scored are the names in `weights`; one absent from `components` is
     missing. A component without a weight, an unknown name, a value outside [0, 1] or a
     negative weight is an error. The score is None when no component with a positive
-    weight was measured. Names are listed in the order of `COMPONENTS`.
+    weight was measured. Names are listed in the order of `part_names()`.
 
     Returns {"reliability_score", "components": {name: value or None}, "weights": {given},
     "weights_used": {measured name: renormalised weight}, "missing": [names]}.
     """
-    unknown = sorted((set(weights) | set(components)) - set(COMPONENTS))
+    names = part_names()
+    unknown = sorted((set(weights) | set(components)) - set(names))
     if unknown:
-        raise MetricError(f"unknown score components {unknown}; use {sorted(COMPONENTS)}")
+        raise MetricError(f"unknown score components {unknown}; use {sorted(names)}")
     unweighted = sorted(set(components) - set(weights))
     if unweighted:
         raise MetricError(f"score components without a weight: {unweighted}")
     for name, weight in weights.items():
         if not (math.isfinite(weight) and weight >= 0):
             raise MetricError(f"the weight of {name} must be a non-negative number, got {weight}")
-    values = {name: components.get(name) for name in COMPONENTS if name in weights}
+    values = {name: components.get(name) for name in names if name in weights}
     for name, value in values.items():
         if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
             raise MetricError(f"{name} must be between 0 and 1 or not measured, got {value}")
@@ -65,13 +84,30 @@ def reliability_score(
     }
 
 
-CONDITIONS = {
-    "recovery_rate": ("faults", "fault profile", "no faults injected and no tool call failed"),
-    "drift_robustness": ("drift", "drift variant", "no drift variant run"),
-    "completion_under_load": ("load", "load levels", "no load level run"),
+@computes("reliability_score")
+def reliability_score_of(facts: ModelFacts) -> Measured:
+    """The Reliability Score (docs/metrics.md) with its interval."""
+    reliability = facts.reliability
+    if reliability is None:
+        raise MetricError("the Reliability Score is computed after its parts")
+    return Measured(
+        {"reliability_score": reliability.reliability_score},
+        {"reliability_score": reliability.ci.reliability_score},
+    )
+
+
+NEVER_RUN: Mapping[Condition, str] = {
+    "faults": "no faults injected and no tool call failed",
+    "drift": "no drift variant run",
+    "load": "no load level run",
 }
-"""The parts measured under a condition: its variant kind (its suite.yaml section), what the
-suite declares for it, and why the part is missing when the run had none of it."""
+"""Why a part measured under a condition is missing when the run had none of it."""
+
+
+def _under(name: str) -> Condition | None:
+    """The condition (variant kind) a score part is measured under; None for pass^k."""
+    part: MetricDef | None = next((d for d in CATALOGUE.score_parts() if d.generic == name), None)
+    return part.under if part is not None else None
 
 
 def score_notes(
@@ -87,9 +123,9 @@ def score_notes(
     the suite.yaml section to add for one it cannot."""
     notes = []
     missing = reliability["missing"]
-    if why_not and "pass^k" in missing:
+    if why_not and PASS_HAT.generic in missing:
         notes.append(f"pass^k is missing: {why_not}")
-    others = [name for name in missing if name in CONDITIONS]
+    others = [name for name in missing if _under(name)]
     if reliability["reliability_score"] is None or not others:
         return notes
     measured = list(reliability["weights_used"])
@@ -106,13 +142,15 @@ def score_notes(
 
 def _kinds(variants: Iterable[str]) -> set[str]:
     """The condition kinds in variant keys: `faults:production+load:200` → faults, load."""
-    return {part.partition(":")[0] for key in variants for part in key.split("+") if part}
+    return {kind for key in variants for kind in VariantKey.parse(key).kinds()}
 
 
 def _why_missing(name: str, variants: Sequence[str]) -> str:
-    kind, _, never_run = CONDITIONS[name]
+    kind = _under(name)
+    if kind is None:
+        return ""
     if kind not in _kinds(variants):
-        return never_run
+        return NEVER_RUN[kind]
     if kind == "faults":
         return "no tool call failed"
     return f"no trial under {kind} was counted"
@@ -122,14 +160,15 @@ def _how_to_measure(
     missing: Sequence[str], variants: Sequence[str], conditions: Sequence[str]
 ) -> list[str]:
     ran, declared = _kinds(variants), _kinds(conditions)
-    runnable = [n for n in missing if CONDITIONS[n][0] in declared - ran]
-    absent = [n for n in missing if CONDITIONS[n][0] not in declared]
+    runnable = [n for n in missing if _under(n) in declared - ran]
+    absent = [n for n in missing if _under(n) not in declared]
     notes = []
     if runnable:
         notes.append(f"run with --profile full to measure {_listed(runnable, 'and')}")
     if absent:
-        nouns = _listed([CONDITIONS[n][1] for n in absent], "or")
-        sections = _listed([f"`{CONDITIONS[n][0]}:`" for n in absent], "and")
+        kinds = [kind for n in absent if (kind := _under(n))]
+        nouns = _listed([DECLARED[kind] for kind in kinds], "or")
+        sections = _listed([f"`{kind}:`" for kind in kinds], "and")
         notes.append(
             f"the suite declares no {nouns}: add {sections} to suite.yaml to measure "
             f"{_listed(absent, 'and')} (docs/conditions.md)"

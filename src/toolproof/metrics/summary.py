@@ -2,38 +2,74 @@
 
 Pure: `run_summary` reads a run's record, its stored trial rows and its tasks' metadata,
 never an agent or a store. Its `RunSummary` is what `toolproof run` and `show` print, what
-`--json` writes (`as_json()`), and what the gate and the reports read.
+`--json` writes (`as_json()`), and what the gate and the reports read. Each model's parts
+are computed here; its metric values come from the compute functions registered against
+the catalogue's names (`toolproof.metrics.compute`), in the catalogue's order.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from toolproof.errors import MetricError
 from toolproof.metrics.blame import blame_counts
 from toolproof.metrics.breakdown import TaskMeta, by_tag, by_tier
 from toolproof.metrics.checkpoints import checkpoints_summary
+from toolproof.metrics.compute import (
+    DERIVED,
+    RECORDED,
+    Measured,
+    ModelFacts,
+    derives,
+    unmeasured_when_imported,
+)
 from toolproof.metrics.conditions import (
     conditions_summary,
     mean_rate,
-    pool,
-    recovery_pairs,
+    merge_counts,
+    recovery_rates,
     task_recovery_counts,
 )
 from toolproof.metrics.economics import economics
 from toolproof.metrics.intervals import condition_intervals
 from toolproof.metrics.load import load_level_stats
-from toolproof.metrics.passk import TaskTrials, check_k, per_task, summarize
-from toolproof.metrics.personas import personas_summary, variant_part
+from toolproof.metrics.passk import TaskTrials, check_k, per_task, task_row
+from toolproof.metrics.personas import personas_summary
 from toolproof.metrics.policy import policy_summary
-from toolproof.metrics.score import reliability_score, score_notes
-from toolproof.metrics.stats import bootstrap_means
+from toolproof.metrics.score import measured_parts, reliability_score, score_notes
+from toolproof.metrics.sections import (
+    Breakdown,
+    CheckpointRates,
+    Conditions,
+    Counts,
+    Degradation,
+    Judge,
+    MetricIntervals,
+    MetricValues,
+    PersonaRates,
+    Policy,
+    Reliability,
+    Section,
+    TaskRow,
+    VariantSummary,
+)
 from toolproof.records import InfraPolicy, RunRecord
+from toolproof.spec.metrics import (
+    CATALOGUE,
+    CHECKPOINT_DEGRADATION,
+    INFRA_ERROR_SHARE,
+    PASS_AT,
+    PASS_HAT,
+    POLICY_ADHERENCE,
+    RECOVERY_RATE,
+    RELIABILITY_SCORE,
+)
+from toolproof.spec.variants import VariantKey
 
 __all__ = [
     "Counts",
@@ -41,28 +77,14 @@ __all__ = [
     "ModelSummary",
     "RunSummary",
     "SuiteRef",
+    "measured",
     "model_metrics",
     "run_summary",
     "summarize_run",
 ]
 
 
-class _Record(BaseModel):
-    """A part of the summary: known fields only; only those given are written out."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class Counts(_Record):
-    """Trials by outcome."""
-
-    passed: int
-    failed: int
-    infra_error: int
-    total: int
-
-
-class ModelSummary(_Record):
+class ModelSummary(Section):
     """One model (or agent) of a run: its primary variant in full, every variant's pass
     rates, the condition metrics and the Reliability Score (docs/metrics.md)."""
 
@@ -70,35 +92,35 @@ class ModelSummary(_Record):
     counts: Counts
     skipped_k: list[int] | None = None
     """k values some task had too few trials for (a run stopped early)."""
-    metrics: dict[str, int | float | None]
-    ci: dict[str, list[float] | None]
-    tiers: dict[str, dict[str, Any]]
-    tags: dict[str, dict[str, Any]]
-    tasks: list[dict[str, Any]]
+    metrics: MetricValues
+    ci: MetricIntervals
+    tiers: dict[str, Breakdown]
+    tags: dict[str, Breakdown]
+    tasks: list[TaskRow]
     variant: str
-    variants: dict[str, dict[str, Any]]
-    conditions: dict[str, Any]
-    reliability: dict[str, Any]
-    blame: dict[str, int] = {}
+    variants: dict[str, VariantSummary]
+    conditions: Conditions
+    reliability: Reliability
+    blame: dict[str, int] = Field(default_factory=dict)
     """Failed trials by the party they are to blame on; they sum to `counts.failed`. Empty
     in a summary written before blame existed."""
-    blame_rules: dict[str, dict[str, int]] = {}
+    blame_rules: dict[str, dict[str, int]] = Field(default_factory=dict)
     """Failed trials by party and the blame rule that decided."""
-    policy: dict[str, Any] | None = None
+    policy: Policy | None = None
     """Trials whose policy was checked, those that broke a rule, the trials that broke each
     rule, and policy_adherence with its interval; None when no rule was checked."""
-    personas: dict[str, Any] | None = None
-    checkpoints: dict[str, Any] | None = None
-    checkpoint_degradation: dict[str, Any] | None = None
+    personas: dict[str, PersonaRates] | None = None
+    checkpoints: dict[str, CheckpointRates] | None = None
+    checkpoint_degradation: Degradation | None = None
 
 
-class SuiteRef(_Record):
+class SuiteRef(Section):
     name: str
     version: str
     hash: str
 
 
-class RunSummary(_Record):
+class RunSummary(Section):
     """A run's summary. With a single model, that model's metrics, intervals, breakdowns
     and task rows are also at the top level (as `toolproof run --json` has always written
     them)."""
@@ -108,21 +130,21 @@ class RunSummary(_Record):
     agent: str
     status: str
     stopped: str | None = None
-    judge: dict[str, Any] | None = None
+    judge: Judge | None = None
     """The judge model of a rubric and what it cost, apart from the agents' cost."""
     counts: Counts
     infra_errors: InfraPolicy
     k: list[int]
     models: list[ModelSummary]
-    metrics: dict[str, int | float | None] | None = None
-    ci: dict[str, list[float] | None] | None = None
-    tiers: dict[str, dict[str, Any]] | None = None
-    tags: dict[str, dict[str, Any]] | None = None
-    tasks: list[dict[str, Any]] | None = None
+    metrics: MetricValues | None = None
+    ci: MetricIntervals | None = None
+    tiers: dict[str, Breakdown] | None = None
+    tags: dict[str, Breakdown] | None = None
+    tasks: list[TaskRow] | None = None
     skipped_k: list[int] | None = None
-    personas: dict[str, Any] | None = None
-    checkpoints: dict[str, Any] | None = None
-    checkpoint_degradation: dict[str, Any] | None = None
+    personas: dict[str, PersonaRates] | None = None
+    checkpoints: dict[str, CheckpointRates] | None = None
+    checkpoint_degradation: Degradation | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The summary as JSON data: the fields this run has, in order."""
@@ -183,12 +205,12 @@ def judge_cost(model: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for row in rows:
         for name in (row.get("conditions") or {}).get("rubric_undecided", ()):
             failed[row["task_id"]].add(name)
-    return {
-        "model": model,
-        "cost_usd": known,
-        "undecided_criteria": sum(len(names) for names in failed.values()),
-        "failed_controls": {task: sorted(failed[task]) for task in sorted(failed)},
-    }
+    return Judge(
+        model=model,
+        cost_usd=known,
+        undecided_criteria=sum(len(names) for names in failed.values()),
+        failed_controls={task: sorted(failed[task]) for task in sorted(failed)},
+    ).model_dump()
 
 
 def task_trials(
@@ -209,6 +231,13 @@ def task_trials(
     return tasks, counts
 
 
+SINGLE_MODEL_PARTS = ("metrics", "ci", "tiers", "tags", "tasks")
+"""A single model's parts that are also at the top of the summary."""
+
+CONVERSATION_SECTIONS = ("personas", "checkpoints", CHECKPOINT_DEGRADATION.name)
+"""A model's sections of personas and turn checkpoints (present when they were run)."""
+
+
 def summarize_run(
     rows: Sequence[Mapping[str, Any]],
     metas: Sequence[TaskMeta],
@@ -226,7 +255,7 @@ def summarize_run(
 
     `partial` (a run stopped early) drops the k values some task has too few trials for,
     listing them under `skipped_k`, instead of failing. `imported` (another harness's
-    results) leaves tokens, latencies and recovery unmeasured.
+    results) leaves what those do not measure unmeasured: tokens, latencies and recovery.
     """
     counts = Counter(row["outcome"] for row in rows)
     by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
@@ -244,7 +273,7 @@ def summarize_run(
         "models": models,
     }
     if len(models) == 1:
-        summary.update({key: models[0][key] for key in ("metrics", "ci", "tiers", "tags", "tasks")})
+        summary.update({key: models[0][key] for key in SINGLE_MODEL_PARTS})
         for key in ("skipped_k", *CONVERSATION_SECTIONS):
             if key in models[0]:
                 summary[key] = models[0][key]
@@ -282,74 +311,120 @@ def summarize_model(
     """One model's summary: its primary variant (clean when run) in full, every variant's
     pass rates, recovery over all its trials, drift robustness, completion under load (each
     also per task and per tier), the Reliability Score with any missing component shown, and
-    the intervals of all of these."""
+    the intervals of all of these; its metrics as their compute functions give them."""
     by_variant: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
         by_variant[row.get("variant", "")].append(row)
     primary = "" if "" in by_variant else next(iter(by_variant))
-    out = summarize_group(by_variant[primary], metas, how)
-    infra, ks, seed = how.infra, how.ks, how.seed
+    # each variant's per-task outcomes, once: the pass rates, the primary variant's metrics
+    # and the score's pass^k all read them
+    outcomes = {key: task_trials(group, how.infra) for key, group in by_variant.items()}
+    out, tasks, ks, task_rows = summarize_group(by_variant[primary], metas, how, outcomes[primary])
     out["variant"] = primary
-    rates = {key: _task_rates(group, infra) for key, group in by_variant.items()}
+    rates = {key: _task_rates(found[0]) for key, found in outcomes.items()}
+    # recovery counted once per variant and task: a fault profile's own, and the model's
+    recovered = {key: task_recovery_counts(group) for key, group in by_variant.items()}
     out["variants"] = {
-        key: _variant(group, mean_rate(rates[key]), infra) for key, group in by_variant.items()
+        key: _variant(group, mean_rate(rates[key]), how.infra, recovered[key])
+        for key, group in by_variant.items()
     }
     # an import's transcripts carry no reliable error marks: recovery is not measured
-    counts = {} if how.imported else task_recovery_counts(rows)
+    measured_here = RECOVERY_RATE.imported or not how.imported
+    counts = _by_task(recovered.values()) if measured_here else {}
     conditions = conditions_summary(counts, rates, metas)
     out["conditions"] = conditions
-    config = dict(how.score or {})
-    k = config.get("k") or max(ks)
-    pass_k, why_not = _score_pass_k(by_variant.get(""), k, infra)
-    components = {
-        "pass^k": None if pass_k is None else mean_rate(pass_k),
-        "recovery_rate": conditions["recovery"]["recovery_rate"],
-        "completion_under_load": conditions.get("load", {}).get("completion_under_load"),
-        "drift_robustness": conditions.get("drift", {}).get("drift_robustness"),
-    }
-    weights = config.get("weights") or DEFAULT_WEIGHTS
-    out["reliability"] = {"k": k, **reliability_score(components, weights)}
-    out["reliability"]["notes"] = score_notes(
-        out["reliability"], why_not, list(by_variant), config.get("conditions")
+    out.update(conversation_sections(by_variant, primary, how))
+    facts = ModelFacts(
+        rows=by_variant[primary],
+        tasks=tasks,
+        task_rows=task_rows,
+        ks=ks,
+        seed=how.seed,
+        intervals=how.intervals,
+        imported=how.imported,
+        policy=Policy.model_validate(out["policy"]) if out["policy"] else None,
+        conditions=Conditions.model_validate(conditions),
+        reliability=None,
+        degradation=_degradation(out),
     )
-    measured = out["reliability"]["weights_used"]
+    pass_k, why_not = _score_pass_k(outcomes[""][0] if "" in outcomes else None, how)
+    out["reliability"] = _reliability(facts, pass_k, why_not, list(by_variant), how)
+    _attach_intervals(counts, rates, conditions, pass_k, out["reliability"], how)
+    facts = _with_sections(facts, conditions, out["reliability"])
+    measured = RECORDED.measure(facts)
+    values = unmeasured_when_imported(measured.values) if how.imported else measured.values
+    out["metrics"], out["ci"] = values, measured.intervals
+    return out
+
+
+def _degradation(out: Mapping[str, Any]) -> Degradation | None:
+    found = out.get(CHECKPOINT_DEGRADATION.name)
+    return Degradation.model_validate(found) if found is not None else None
+
+
+def _with_sections(
+    facts: ModelFacts, conditions: Mapping[str, Any], reliability: Mapping[str, Any]
+) -> ModelFacts:
+    """The facts with the intervals now attached to the conditions and the score."""
+    return replace(
+        facts,
+        conditions=Conditions.model_validate(conditions),
+        reliability=Reliability.model_validate(reliability),
+    )
+
+
+def _reliability(
+    facts: ModelFacts,
+    pass_k: dict[str, float] | None,
+    why_not: str,
+    variants: list[str],
+    how: Summarizing,
+) -> dict[str, Any]:
+    """The Reliability Score from its parts as measured, with the notes on what is missing."""
+    parts = measured_parts(facts, None if pass_k is None else mean_rate(pass_k))
+    reliability: dict[str, Any] = {"k": _score_k(how), **reliability_score(parts, _weights(how))}
+    declared = (how.score or {}).get("conditions")
+    reliability["notes"] = score_notes(reliability, why_not, variants, declared)
+    return reliability
+
+
+def _score_k(how: Summarizing) -> int:
+    return int((how.score or {}).get("k") or max(how.ks))
+
+
+def _weights(how: Summarizing) -> dict[str, float]:
+    """The score's weights: the suite's, else the catalogue's defaults."""
+    return dict((how.score or {}).get("weights") or CATALOGUE.default_weights())
+
+
+def _attach_intervals(
+    counts: Mapping[str, Mapping[str, Any]],
+    rates: Mapping[str, Mapping[str, float]],
+    conditions: dict[str, Any],
+    pass_k: dict[str, float] | None,
+    reliability: dict[str, Any],
+    how: Summarizing,
+) -> None:
+    """Bootstrap the condition metrics and the score over tasks, and put each interval next
+    to its metric: a `ci` entry keyed by the metric's name."""
+    weights = _weights(how)
+    measured = reliability["weights_used"]
     intervals = condition_intervals(
         counts,
         rates,
         conditions,
         pass_k or {},
         {name: weights[name] for name in measured},
-        seed,
+        how.seed,
         bootstrap=how.intervals,
     )
-    _attach(conditions, out["reliability"], intervals)
-    recovery = conditions["recovery"]
-    out["metrics"].update(
-        {
-            "recovery_rate": recovery["recovery_rate"],
-            "loop_rate": recovery["loop_rate"],
-            "corrective_action": recovery["corrective_action"],
-            "drift_robustness": components["drift_robustness"],
-            "completion_under_load": components["completion_under_load"],
-            "reliability_score": out["reliability"]["reliability_score"],
-        }
-    )
-    out["ci"].update(
-        {
-            **intervals["recovery"],
-            "drift_robustness": intervals["drift"]["drift_robustness"],
-            "completion_under_load": intervals["load"]["completion_under_load"],
-            "reliability_score": intervals["reliability_score"],
-        }
-    )
-    out.update(conversation_sections(by_variant, primary, how))
-    if "checkpoint_degradation" in out:
-        out["metrics"]["checkpoint_degradation"] = out["checkpoint_degradation"]["value"]
-        out["ci"]["checkpoint_degradation"] = out["checkpoint_degradation"]["ci"]
-    return out
-
-
-CONVERSATION_SECTIONS = ("personas", "checkpoints", "checkpoint_degradation")
+    conditions["recovery"]["ci"] = intervals["recovery"]
+    for kind, entry in conditions["recovery"]["by_fault"].items():
+        entry["ci"] = {"rate": intervals["by_fault"][kind]}
+    for name in ("drift", "load"):
+        if name in conditions:
+            conditions[name]["ci"] = intervals[name]
+    reliability["ci"] = {RELIABILITY_SCORE.name: intervals[RELIABILITY_SCORE.name]}
 
 
 def conversation_sections(
@@ -363,86 +438,83 @@ def conversation_sections(
         return task_trials(rows, how.infra)[0]
 
     out: dict[str, Any] = {}
-    base = variant_part(variant_part(primary, "persona")[0], "turns")[0]
+    base = VariantKey.parse(primary).without("persona", "turns").key
     personas = personas_summary(by_variant, base, how.ks, outcomes, how.seed)
     if personas is not None:
         out["personas"] = personas
     checkpoints = checkpoints_summary(by_variant, base, how.ks, outcomes, how.seed)
     if checkpoints is not None:
-        out["checkpoints"], out["checkpoint_degradation"] = checkpoints
+        out["checkpoints"], out[CHECKPOINT_DEGRADATION.name] = checkpoints
     return out
 
 
 def _score_pass_k(
-    clean: Sequence[Mapping[str, Any]] | None, k: int, infra: InfraPolicy
+    clean: Sequence[TaskTrials] | None, how: Summarizing
 ) -> tuple[dict[str, float] | None, str]:
-    """The score's pass^k per task, on the clean trials, at the score's k whether or not the
-    run asked for that k; or None and why not (no clean trials, too few trials)."""
-    if not clean:
+    """The score's pass^k per task, on the clean trials' outcomes, at the score's k whether
+    or not the run asked for that k; or None and why not (no clean trials, too few)."""
+    k = _score_k(how)
+    if clean is None:
         return None, "pass^k is taken on clean trials, and the run has none"
-    tasks, _ = task_trials(clean, infra)
+    tasks = clean
     fewest = min((t.n for t in tasks), default=0)
     if fewest < k:
         return None, f"pass^{k} needs {k} trials of every task; the fewest here is {fewest}"
-    return {t.task_id: per_task(t, k)[f"pass^{k}"] for t in tasks}, ""
+    hat = PASS_HAT.at(k=k)
+    return {t.task_id: per_task(t, k)[hat] for t in tasks}, ""
 
 
-DEFAULT_WEIGHTS = {
-    "pass^k": 0.4,
-    "recovery_rate": 0.3,
-    "completion_under_load": 0.2,
-    "drift_robustness": 0.1,
-}
-
-
-def _attach(
-    conditions: dict[str, Any], reliability: dict[str, Any], intervals: Mapping[str, Any]
-) -> None:
-    """Put each interval next to its metric: a `ci` entry keyed by the metric's name."""
-    conditions["recovery"]["ci"] = intervals["recovery"]
-    for kind, entry in conditions["recovery"]["by_fault"].items():
-        entry["ci"] = {"rate": intervals["by_fault"][kind]}
-    for name in ("drift", "load"):
-        if name in conditions:
-            conditions[name]["ci"] = intervals[name]
-    reliability["ci"] = {"reliability_score": intervals["reliability_score"]}
-
-
-def _task_rates(rows: Sequence[Mapping[str, Any]], infra: InfraPolicy) -> dict[str, float]:
-    """Each task's pass@1 in these rows, for the tasks with a trial counted."""
-    tasks, _ = task_trials(rows, infra)
+def _task_rates(tasks: Sequence[TaskTrials]) -> dict[str, float]:
+    """Each task's pass@1, for the tasks with a trial counted."""
     return {t.task_id: t.c / t.n for t in tasks if t.n}
 
 
+def _by_task(variants: Iterable[Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Each task's recovery counts over every variant, the tasks sorted."""
+    found = list(variants)
+    tasks = sorted({task for counts in found for task in counts})
+    return {task: merge_counts(c[task] for c in found if task in c) for task in tasks}
+
+
 def _variant(
-    rows: Sequence[Mapping[str, Any]], rate: float | None, infra: InfraPolicy
+    rows: Sequence[Mapping[str, Any]],
+    rate: float | None,
+    infra: InfraPolicy,
+    recovered: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
+    """One variant's counts, pass rate and blame; with a fault profile, its recovery (from
+    its tasks' recovery counts); at a load level, that level's statistics."""
     out: dict[str, Any] = {
         "counts": _counts(Counter(row["outcome"] for row in rows), len(rows)),
-        "pass@1": rate,
+        PASS_AT.at(k=1): rate,
         "blame": blame_counts(rows)[0],
     }
-    key = rows[0].get("variant", "") if rows else ""
-    if "faults:" in key:
-        out["recovery"] = pool(recovery_pairs(rows))
-    if "load:" in key:
+    key = VariantKey.parse(rows[0].get("variant", "") if rows else "")
+    if key.faults is not None:
+        out["recovery"] = recovery_rates(merge_counts(recovered.values()))
+    if key.load is not None:
         out["load"] = load_level_stats(rows, infra)
     return out
 
 
 def summarize_group(
-    rows: Sequence[Mapping[str, Any]], metas: Sequence[TaskMeta], how: Summarizing
-) -> dict[str, Any]:
-    """Counts, metrics (pass^k family and economics), intervals, breakdowns and task rows
-    of one model's trials."""
-    infra, ks, seed = how.infra, how.ks, how.seed
-    tasks, per_counts = task_trials(rows, infra)
+    rows: Sequence[Mapping[str, Any]],
+    metas: Sequence[TaskMeta],
+    how: Summarizing,
+    outcomes: tuple[list[TaskTrials], dict[str, Counter[str]]],
+) -> tuple[dict[str, Any], list[TaskTrials], list[int], list[dict[str, float]]]:
+    """Counts, the policy section, blame, breakdowns and task rows of one model's trials of
+    one variant (`outcomes`: their per-task outcomes and counts); with those outcomes, the
+    k values they allow (a run stopped early leaves out those some task has too few trials
+    for) and each task's k-metrics."""
+    tasks, per_counts = outcomes
     empty = [t.task_id for t in tasks if t.n == 0]
     if empty:
         raise MetricError(
             f"task '{empty[0]}' has no trial left once infra errors are excluded; "
             "resume the run or use --infra-errors fail"
         )
+    ks = how.ks
     out: dict[str, Any] = {"counts": _counts(Counter(row["outcome"] for row in rows), len(rows))}
     if how.partial:
         fewest = min((t.n for t in tasks), default=0)
@@ -451,28 +523,9 @@ def summarize_group(
         if skipped:
             out["skipped_k"] = skipped
     check_k(tasks, ks)
-    per: dict[str, dict[str, float]] = {}
-    for task in tasks:
-        row = {"pass@1": task.c / task.n}
-        for k in ks:
-            row.update(per_task(task, k))
-        per[task.task_id] = row
-    policy = policy_summary(rows, seed)
+    per = {task.task_id: task_row(task, ks) for task in tasks}
+    policy = policy_summary(rows, how.seed)
     adherence = policy.pop("tasks") if policy else {}
-    out["metrics"] = {
-        **(summarize(tasks, ks) if tasks else {}),
-        **economics(rows, how.imported),
-        "policy_adherence": policy["policy_adherence"] if policy else None,
-    }
-    names = ["pass@1", *(f"pass^{k}" for k in ks)]
-    table = [[per[t.task_id][name] for name in names] for t in tasks]
-    # An interval over tasks needs two tasks at least: over one it would be a point, and
-    # show a certainty the run does not have. Then it is null, as for the condition metrics.
-    intervals = bootstrap_means(table, seed=seed) if len(tasks) >= 2 and how.intervals else []
-    out["ci"] = dict.fromkeys(names) | {
-        name: list(interval) for name, interval in zip(names, intervals, strict=False)
-    }
-    out["ci"]["policy_adherence"] = policy["ci"]["policy_adherence"] if policy else None
     out["policy"] = policy
     out["blame"], out["blame_rules"] = blame_counts(rows)
     out["tiers"] = {str(t): v for t, v in by_tier(per, metas).items()}
@@ -480,6 +533,7 @@ def summarize_group(
     grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for trial in rows:
         grouped[trial["task_id"]].append(trial)
+    checked = policy is not None
     out["tasks"] = [
         {
             "id": task.task_id,
@@ -489,7 +543,7 @@ def summarize_group(
             "metrics": {
                 **per[task.task_id],
                 **economics(grouped[task.task_id], how.imported),
-                **({"policy_adherence": adherence.get(task.task_id)} if policy is not None else {}),
+                **({POLICY_ADHERENCE.name: adherence.get(task.task_id)} if checked else {}),
             },
             "failures": sorted(
                 {
@@ -501,34 +555,31 @@ def summarize_group(
         }
         for task in sorted(tasks, key=lambda t: t.task_id)
     ]
-    return out
+    return out, tasks, ks, [per[task.task_id] for task in tasks]
 
 
-def model_metrics(entry: ModelSummary) -> dict[str, float | None]:
-    """One model's metrics from a run summary, plus two derived for gating:
-    cost_per_task_usd = cost_usd / tasks (the model's primary variant, as cost_usd) and
-    infra_error_share = infra-error trials / trials over all of the model's variants."""
-    metrics: dict[str, float | None] = dict(entry.metrics)
-    tasks = len(entry.tasks)
-    cost = metrics.get("cost_usd")
-    metrics["cost_per_task_usd"] = cost / tasks if cost is not None and tasks else None
-    variants = entry.variants or {"": {"counts": entry.counts.model_dump()}}
-    total = sum(v["counts"]["total"] for v in variants.values())
-    infra = sum(v["counts"]["infra_error"] for v in variants.values())
-    metrics["infra_error_share"] = infra / total if total else None
-    metrics.update(conversation_metrics(entry))
-    return metrics
+@derives(INFRA_ERROR_SHARE.name)
+def infra_error_share(entry: ModelSummary) -> Measured:
+    """Infra-error trials / trials over all of the model's variants."""
+    variants = [v.counts for v in entry.variants.values()] or [entry.counts]
+    total = sum(c.total for c in variants)
+    infra = sum(c.infra_error for c in variants)
+    return Measured({INFRA_ERROR_SHARE.name: infra / total if total else None})
 
 
-def conversation_metrics(entry: ModelSummary) -> dict[str, float | None]:
-    """The gate's names for persona and checkpoint metrics: persona.NAME.pass@1,
-    persona.NAME.pass^K, persona.NAME.recovery_turns, checkpoint.N.pass@1,
-    checkpoint.N.pass^K (checkpoint_degradation is among the metrics already)."""
-    out: dict[str, float | None] = {}
-    for prefix, section in (("persona", entry.personas), ("checkpoint", entry.checkpoints)):
-        for name, row in (section or {}).items():
-            out[f"{prefix}.{name}.pass@1"] = row["pass@1"]
-            out.update({f"{prefix}.{name}.pass^{k}": v for k, v in row["pass^k"].items()})
-            if "recovery" in row:
-                out[f"{prefix}.{name}.recovery_turns"] = row["recovery"]["recovery_turns"]
-    return out
+def measured(entry: ModelSummary) -> Measured:
+    """Every metric of one model with the intervals it has: its own (`metrics`, `ci`), then
+    those derived from its summary (cost_per_task_usd, infra_error_share, the persona and
+    checkpoint metrics, the ratios under drift and load)."""
+    derived = DERIVED.measure(entry)
+    return Measured(
+        {**entry.metrics.root, **derived.values}, {**entry.ci.root, **derived.intervals}
+    )
+
+
+def model_metrics(entry: ModelSummary) -> MetricValues:
+    """Every metric of one model a gate may hold it to."""
+    values = measured(entry).values
+    return MetricValues(
+        {name: v for name, v in values.items() if CATALOGUE.read(name).definition.gateable}
+    )

@@ -6,7 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from toolproof.format import fmt, fmt_p, variant_suffix
-from toolproof.metrics.comparison import SHOWN, Comparison, MetricDiff
+from toolproof.metrics.comparison import Comparison, MetricDiff, listed
 
 
 def comparison_tables(comparison: Comparison, limit: int = 30) -> list[Table]:
@@ -67,8 +67,9 @@ def comparison_tables(comparison: Comparison, limit: int = 30) -> list[Table]:
             )
             for column in ("metric", "A", "B", "B − A"):
                 other.add_column(column, justify="left" if column == "metric" else "right")
+            shown = listed()
             for m in pair.metrics:
-                if m.name in SHOWN and (m.a is not None or m.b is not None):
+                if m.name in shown and (m.a is not None or m.b is not None):
                     other.add_row(m.name, fmt(m.a, 4), fmt(m.b, 4), fmt(m.delta, 4, signed=True))
             tables.append(other)
     return tables

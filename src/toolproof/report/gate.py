@@ -17,7 +17,7 @@ from toolproof.ci.findings import (
     Unmatched,
 )
 from toolproof.ci.gate import GateResult
-from toolproof.format import fmt, p_phrase, score_parts
+from toolproof.format import fmt, p_phrase
 from toolproof.store.verify import Verification
 
 NAMED_TASKS = 10
@@ -69,7 +69,8 @@ def _threshold(found: Threshold, passed: bool) -> str:
         if found.too_few_trials:
             return f"{name} not computed: too few trials"
         return f"{name} was not measured in this run"
-    shown = f"{name} = {fmt(found.value, 4)}" + score_parts(found.reliability)
+    parts = found.reliability.parts_note() if found.reliability else ""
+    shown = f"{name} = {fmt(found.value, 4)}{parts}"
     if passed:
         return shown
     return shown + f" is {'below' if found.at_least else 'above'} {found.limit:g}"

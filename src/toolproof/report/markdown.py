@@ -14,30 +14,21 @@ from typing import Any
 
 from toolproof.ci.findings import Condition
 from toolproof.ci.gate import GateResult
-from toolproof.format import fixed, fmt, fmt_p, score_parts
+from toolproof.format import fixed, fmt, fmt_p
 from toolproof.metrics.comparison import PairComparison
-from toolproof.metrics.summary import RunSummary, conversation_metrics, model_metrics
+from toolproof.metrics.sections import MetricValues
+from toolproof.metrics.summary import RunSummary, model_metrics
 from toolproof.report.gate import detail
 from toolproof.report.json import write_text
+from toolproof.spec.metrics import CATALOGUE, Group
 from toolproof.version import __version__
 
-CONDITION_METRICS = (
-    "recovery_rate",
-    "loop_rate",
-    "corrective_action",
-    "drift_robustness",
-    "completion_under_load",
-    "policy_adherence",
-)
-"""Shown when the run measured them."""
+GROUPS: tuple[Group, ...] = ("pass", "conditions", "policy", "score", "economics", "outcomes")
+"""The groups of the metrics table, in order: its rows are their metrics shown in Markdown,
+then those of personas and checkpoints the run measured."""
 
-METRICS = (
-    "reliability_score",
-    "cost_usd",
-    "cost_per_task_usd",
-    "latency_p95_s",
-    "infra_error_share",
-)
+WHEN_MEASURED: tuple[Group, ...] = ("conditions", "policy")
+"""Groups whose metrics are left out where the run did not measure them (unless gated)."""
 
 
 def cell(value: Any, width: int = 140) -> str:
@@ -116,14 +107,14 @@ def _judge(summary: RunSummary) -> list[str]:
     judge = summary.judge
     if judge is None:
         return []
-    spent = judge["cost_usd"]
+    spent = judge.cost_usd
     shown = "not measured (no price)" if spent is None else f"${spent:.4f}"
-    lines = [f"Judge `{cell(judge['model'])}`: {shown}, apart from the agents' cost.", ""]
-    count = judge["undecided_criteria"]
+    lines = [f"Judge `{cell(judge.model)}`: {shown}, apart from the agents' cost.", ""]
+    count = judge.undecided_criteria
     if count:
         which = "; ".join(
             f"`{cell(task)}`: {', '.join(f'`{cell(n)}`' for n in names)}"
-            for task, names in judge["failed_controls"].items()
+            for task, names in judge.failed_controls.items()
         )
         lines += [
             f"> ⚠️ {count} rubric criteri{'on' if count == 1 else 'a'} undecided: the judge "
@@ -142,10 +133,33 @@ def _pair_for(result: GateResult, label: str) -> PairComparison | None:
     return None
 
 
+def _names(k: int) -> list[str]:
+    """The metrics every model's table shows: a family at its fixed k, or else at the run's
+    largest k when that is above 1 (pass@1, pass^k)."""
+    names = []
+    for definition in CATALOGUE.where("markdown", GROUPS):
+        if not definition.per_k:
+            names.append(definition.name)
+            continue
+        ks = definition.fixed_k or ((k,) if k > 1 else ())
+        names.extend(definition.at(k=at) for at in ks)
+    return names
+
+
+def _measured_here(metrics: MetricValues, names: list[str]) -> list[str]:
+    """The persona and checkpoint metrics a model has, one persona or checkpoint after the
+    other, then the degradation over the checkpoints."""
+    found = [
+        name
+        for name in metrics.names()
+        if name not in names and CATALOGUE.read(name).definition.group == "conversation"
+    ]
+    return sorted(found, key=lambda name: not CATALOGUE.read(name).definition.params)
+
+
 def _metrics(result: GateResult) -> list[str]:
     summary = result.summary
-    k = max(summary.shown_ks)
-    names = ["pass@1"] + ([f"pass^{k}"] if k > 1 else []) + list(CONDITION_METRICS + METRICS)
+    names = _names(max(summary.shown_ks))
     limits: dict[str, str] = {}
     for name, floor in result.spec.floors().items():
         limits[name] = f"≥ {floor:g}"
@@ -160,22 +174,21 @@ def _metrics(result: GateResult) -> list[str]:
         title = "### Metrics" + (f": {cell(entry.model)}" if several else "")
         out += [title, ""]
         rows = []
-        # the persona and checkpoint metrics the run measured, after the rest
-        extra = [*conversation_metrics(entry), "checkpoint_degradation"]
-        for name in names + [n for n in extra if n not in names]:
+        for name in [*names, *_measured_here(metrics, names)]:
             if name not in metrics:
                 continue
-            if name in CONDITION_METRICS and metrics[name] is None and name not in limits:
+            definition = CATALOGUE.read(name).definition
+            value = metrics[name]
+            if definition.group in WHEN_MEASURED and value is None and name not in limits:
                 continue
-            shown = fmt(metrics[name], 4)
+            shown = fmt(value, 4)
             if interval := entry.ci.get(name):
                 shown += f" [{fixed(interval[0], 4)}, {fixed(interval[1], 4)}]"
-            if name == "reliability_score":
-                shown += score_parts(entry.reliability)
+            if definition.group == "score":
+                shown += entry.reliability.parts_note()
             row = [f"`{name}`", shown, limits.get(name, "")]
             if pair is not None:
                 base = _baseline_value(pair, name)
-                value = metrics[name]
                 delta = None if base is None or value is None else value - base
                 row += [fmt(base, 4), fmt(delta, 4, signed=True)]
             rows.append(row)
@@ -184,8 +197,9 @@ def _metrics(result: GateResult) -> list[str]:
             header += ["baseline", "Δ"]
         out += _table(header, rows)
         out.append("")
-        out += [f"> ℹ️ Reliability Score {cell(note, 300)}" for note in entry.reliability["notes"]]
-        if entry.reliability["notes"]:
+        notes = entry.reliability.notes
+        out += [f"> ℹ️ Reliability Score {cell(note, 300)}" for note in notes]
+        if notes:
             out.append("")
     return out
 
@@ -207,7 +221,7 @@ def _blame(summary: RunSummary) -> list[str]:
     violations = [
         ([cell(entry.model)] if several else []) + [f"`{rule}`", str(n)]
         for entry in summary.models
-        for rule, n in (entry.policy or {}).get("violations", {}).items()
+        for rule, n in (entry.policy.violations if entry.policy else {}).items()
     ]
     out: list[str] = []
     if rows:
@@ -282,9 +296,9 @@ def _failing(summary: RunSummary, limit: int) -> list[str]:
     several = len(summary.models) > 1
     for entry in summary.models:
         for task in entry.tasks:
-            if task["passed"] < task["trials"] or task["infra_error"]:
-                first = task["failures"][0] if task["failures"] else ""
-                row = [cell(task["id"]), f"{task['passed']}/{task['trials']}", cell(first, 120)]
+            if task.passed < task.trials or task.infra_error:
+                first = task.failures[0] if task.failures else ""
+                row = [cell(task.id), f"{task.passed}/{task.trials}", cell(first, 120)]
                 rows.append(([cell(entry.model)] if several else []) + row)
     if not rows:
         return []

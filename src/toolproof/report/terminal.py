@@ -18,9 +18,22 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from toolproof.format import fixed, score_parts
-from toolproof.metrics.summary import ModelSummary, RunSummary
+from toolproof.format import fixed
+from toolproof.metrics.checkpoints import PER_TURNS
+from toolproof.metrics.sections import Interval, Judge
+from toolproof.metrics.summary import ModelSummary, RunSummary, measured
+from toolproof.report.conditions import condition_columns
 from toolproof.report.gate import detail
+from toolproof.spec.metrics import (
+    CATALOGUE,
+    COST_USD,
+    PASS_AT,
+    PASS_HAT,
+    POLICY_ADHERENCE,
+    RELIABILITY_TAX,
+    Group,
+    MetricDef,
+)
 
 if TYPE_CHECKING:
     from toolproof.ci.gate import GateResult
@@ -129,40 +142,49 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _ci(interval: Any) -> str:
+def _ci(interval: Interval) -> str:
     """A 95% interval as `[low, high]`; empty when there is none."""
     return "" if not interval else f"[{fixed(interval[0])}, {fixed(interval[1])}]"
 
 
-def _with_ci(value: Any, interval: Any) -> str:
+def _with_ci(value: float | None, interval: Interval) -> str:
     """`0.820 [0.740, 0.900]`: a value and its interval, compact."""
     return f"{_fmt(value)} {_ci(interval)}".rstrip()
 
 
-def _usd(value: Any) -> str:
-    return "unpriced" if value is None else f"${value:.4f}"
+def _usd(value: float | None, priced: bool = True) -> str:
+    """Dollars; a value not measured is `unpriced` when the model's cost is unknown, and
+    `–` when it has none otherwise (no cost per pass with nothing passed)."""
+    if value is None:
+        return "unpriced" if not priced else "–"
+    return f"${value:.4f}"
 
 
-def _per_pass(cost: Any, per_pass: Any) -> str:
-    """Cost per passed trial: `unpriced` only when the cost is unknown; with nothing passed
-    there is no cost per pass, whatever the cost (`–`)."""
-    if cost is None:
-        return "unpriced"
-    return "–" if per_pass is None else _usd(per_pass)
-
-
-def _seconds(value: Any) -> str:
+def _seconds(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}s"
 
 
-def failed_controls(judge: dict[str, Any]) -> str:
+def shown(definition: MetricDef, value: float | None, entry: ModelSummary) -> str:
+    """A metric's value as the terminal shows it: by its unit, with the parts of the
+    Reliability Score it was built from, and a cost never shown as zero when unknown."""
+    if definition.unit == "usd":
+        return _usd(value, priced=entry.metrics.get(COST_USD.name) is not None)
+    if definition.unit == "seconds":
+        return _seconds(value)
+    if definition.unit == "tokens":
+        return "–" if value is None else str(int(value))
+    text = _fmt(value)
+    return text + entry.reliability.parts_note() if definition.group == "score" else text
+
+
+def failed_controls(judge: Judge) -> str:
     """The rubric criteria the judge left undecided because it failed their controls, on a
     line of their own (none: nothing)."""
-    count = judge["undecided_criteria"]
+    count = judge.undecided_criteria
     if not count:
         return ""
     which = "; ".join(
-        f"{task}: {', '.join(names)}" for task, names in judge["failed_controls"].items()
+        f"{task}: {', '.join(names)}" for task, names in judge.failed_controls.items()
     )
     one = count == 1
     return (
@@ -171,10 +193,28 @@ def failed_controls(judge: dict[str, Any]) -> str:
     )
 
 
-def summary_tables(summary: RunSummary) -> list[Table]:
-    """The run's tables: models side by side, then (one model) metrics, tiers and tasks."""
+MODEL_COLUMNS: tuple[Group, ...] = ("pass", "score", "economics")
+"""The groups of the models' table, in order: its columns are their metrics shown on the
+terminal."""
+
+
+def _columns(k: int) -> list[tuple[str, list[tuple[MetricDef, str]]]]:
+    """The models' table's metric columns: (header, [(metric, name)]); a family at its
+    fixed k values and at the run's k; metrics sharing a header share a column."""
+    columns: list[tuple[str, list[tuple[MetricDef, str]]]] = []
+    for definition in CATALOGUE.where("terminal", MODEL_COLUMNS):
+        for at in [*definition.fixed_k, k] if definition.per_k else [None]:
+            header = definition.header(k=at)
+            name = definition.at(k=at) if at is not None else definition.name
+            if columns and columns[-1][0] == header and not definition.per_k:
+                columns[-1][1].append((definition, name))
+            else:
+                columns.append((header, [(definition, name)]))
+    return columns
+
+
+def _title(summary: RunSummary) -> str:
     counts = summary.counts
-    k = max(summary.shown_ks)
     title = (
         f"{summary.suite.name} · run {summary.run_id} · "
         f"{counts.total} trials: {counts.passed} passed, {counts.failed} failed, "
@@ -183,46 +223,29 @@ def summary_tables(summary: RunSummary) -> list[Table]:
     if summary.stopped is not None:
         title += f"\nstopped early: {summary.stopped}"
     if summary.judge is not None:
-        spent = summary.judge["cost_usd"]
-        shown = "not measured (no price)" if spent is None else _usd(spent)
-        title += f"\njudge {summary.judge['model']}: {shown}, apart from the cost below"
+        spent = summary.judge.cost_usd
+        cost = "not measured (no price)" if spent is None else _usd(spent)
+        title += f"\njudge {summary.judge.model}: {cost}, apart from the cost below"
         title += failed_controls(summary.judge)
     if summary.skipped_k:
         title += f"\nnot computed (too few trials): k = {summary.skipped_k}"
-    models = Table(title=title, title_justify="left")
-    for column in (
-        "model",
-        "passed",
-        "infra",
-        "pass@1",
-        f"pass@{k}",
-        f"pass^{k}",
-        f"tax@{k}",
-        "score",
-        "cost",
-        "cost/pass",
-        "tokens in/out",
-        "model p95",
-        "trial p95",
-    ):
-        models.add_column(column, justify="left" if column == "model" else "right")
+    return title
+
+
+def summary_tables(summary: RunSummary) -> list[Table]:
+    """The run's tables: models side by side, then (one model) metrics, tiers and tasks."""
+    k = max(summary.shown_ks)
+    models = Table(title=_title(summary), title_justify="left")
+    columns = _columns(k)
+    for header in ("model", "passed", "infra", *(header for header, _ in columns)):
+        models.add_column(header, justify="left" if header == "model" else "right")
     for entry in summary.models:
-        m, c = entry.metrics, entry.counts
-        models.add_row(
-            entry.model,
-            f"{c.passed}/{c.total}",
-            str(c.infra_error),
-            _fmt(m.get("pass@1")),
-            _fmt(m.get(f"pass@{k}")),
-            _fmt(m.get(f"pass^{k}")),
-            _fmt(m.get(f"reliability_tax@{k}")),
-            _fmt(m.get("reliability_score")) + score_parts(entry.reliability),
-            _usd(m.get("cost_usd")),
-            _per_pass(m.get("cost_usd"), m.get("cost_per_pass_usd")),
-            f"{int(m.get('tokens_input') or 0)}/{int(m.get('tokens_output') or 0)}",
-            _seconds(m.get("latency_p95_s")),
-            _seconds(m.get("trial_latency_p95_s")),
-        )
+        c = entry.counts
+        cells = [
+            "/".join(shown(d, entry.metrics.get(name), entry) for d, name in members)
+            for _, members in columns
+        ]
+        models.add_row(entry.model, f"{c.passed}/{c.total}", str(c.infra_error), *cells)
     if not summary.models:
         return [models]
     models.caption, models.caption_justify = reliability_gap(summary.models, k), "left"
@@ -242,7 +265,8 @@ def reliability_gap(models: list[ModelSummary], k: int) -> str | None:
     if k == 1:
         return None
     m = models[0].metrics
-    values = [m.get(name) for name in ("pass@1", f"pass@{k}", f"pass^{k}", f"reliability_tax@{k}")]
+    names = (PASS_AT.at(k=1), PASS_AT.at(k=k), PASS_HAT.at(k=k), RELIABILITY_TAX.at(k=k))
+    values = [m.get(name) for name in names]
     if len(models) > 1 or any(v is None for v in values):
         return (
             f"pass@{k}: the chance a task passes at least once in {k} tries; pass^{k}: all {k} "
@@ -260,39 +284,40 @@ def conversation_tables(entry: ModelSummary, k: int) -> list[Table]:
     """Per persona and per checkpoint: pass rates with their intervals, recovery from
     confusion, and the degradation rate over conversation length."""
     tables = []
+    at_k, rates = str(k), (PASS_AT.at(k=1), PASS_HAT.at(k=k))
     if entry.personas:
         table = Table(title=f"{entry.model}: personas [95% CI]", title_justify="left")
-        for column in ("persona", "tasks", "pass@1", f"pass^{k}", "recovery turns", "recovered"):
+        for column in ("persona", "tasks", *rates, "recovery turns", "recovered"):
             table.add_column(column, justify="left" if column == "persona" else "right")
-        for name, row in entry.personas.items():
-            recovery = row["recovery"]
+        for name, persona in entry.personas.items():
+            recovery = persona.recovery
             table.add_row(
                 name,
-                str(row["n_tasks"]),
-                _with_ci(row["pass@1"], row["ci"]["pass@1"]),
-                _with_ci(row["pass^k"].get(str(k)), row["ci"]["pass^k"].get(str(k))),
-                _with_ci(recovery["recovery_turns"], recovery["ci"]),
-                _fmt(recovery["recovered"]),
+                str(persona.n_tasks),
+                _with_ci(persona.pass_rate, persona.ci.pass_rate),
+                _with_ci(persona.pass_hat.get(at_k), persona.ci.pass_hat.get(at_k)),
+                _with_ci(recovery.recovery_turns, recovery.ci),
+                _fmt(recovery.recovered),
             )
         tables.append(table)
     if entry.checkpoints:
-        trend = entry.checkpoint_degradation or {}
+        trend = entry.checkpoint_degradation
         title = (
             f"{entry.model}: turn checkpoints [95% CI]\ncheckpoint_degradation "
-            f"(pass@1 lost per {trend.get('per_turns', 10)} user turns): "
-            + (trend.get("reason") or _with_ci(trend.get("value"), trend.get("ci")))
+            f"(pass@1 lost per {trend.per_turns if trend else PER_TURNS} user turns): "
+            + ((trend.reason or _with_ci(trend.value, trend.ci)) if trend else "–")
         )
         table = Table(title=title, title_justify="left")
-        for column in ("turns", "tasks", "user turns", "pass@1", f"pass^{k}", "too long"):
+        for column in ("turns", "tasks", "user turns", *rates, "too long"):
             table.add_column(column, justify="right")
-        for turns, row in entry.checkpoints.items():
+        for turns, checkpoint in entry.checkpoints.items():
             table.add_row(
                 turns,
-                str(row["n_tasks"]),
-                _fmt(row["user_turns"]),
-                _with_ci(row["pass@1"], row["ci"]["pass@1"]),
-                _with_ci(row["pass^k"].get(str(k)), row["ci"]["pass^k"].get(str(k))),
-                str(len(row["too_long"])),
+                str(checkpoint.n_tasks),
+                _fmt(checkpoint.user_turns),
+                _with_ci(checkpoint.pass_rate, checkpoint.ci.pass_rate),
+                _with_ci(checkpoint.pass_hat.get(at_k), checkpoint.ci.pass_hat.get(at_k)),
+                str(len(checkpoint.too_long)),
             )
         tables.append(table)
     return tables
@@ -304,27 +329,26 @@ def summary_notes(summary: RunSummary) -> list[str]:
     return [
         f"{entry.model + ': ' if several else ''}Reliability Score {note}"
         for entry in summary.models
-        for note in entry.reliability.get("notes") or []
+        for note in entry.reliability.notes
     ]
 
 
 def _policy(models: list[ModelSummary]) -> Table | None:
     """Per model: policy adherence with its interval, and the trials that broke each rule."""
-    checked = [entry for entry in models if entry.policy]
+    checked = [(entry, entry.policy) for entry in models if entry.policy]
     if not checked:
         return None
-    rules = sorted({rule for entry in checked for rule in (entry.policy or {})["violations"]})
+    rules = sorted({rule for _, policy in checked for rule in policy.violations})
     table = Table(title="policy [95% CI: bootstrap over tasks]", title_justify="left")
-    for column in ("model", "checked", "policy_adherence", "violating", *rules):
+    for column in ("model", "checked", POLICY_ADHERENCE.name, "violating", *rules):
         table.add_column(column, justify="left" if column == "model" else "right")
-    for entry in checked:
-        policy = entry.policy or {}
+    for entry, policy in checked:
         table.add_row(
             entry.model,
-            str(policy["trials"]),
-            _with_ci(policy["policy_adherence"], policy["ci"]["policy_adherence"]),
-            str(policy["violating_trials"]),
-            *(str(policy["violations"].get(rule, 0)) for rule in rules),
+            str(policy.trials),
+            _with_ci(policy.policy_adherence, policy.ci.policy_adherence),
+            str(policy.violating_trials),
+            *(str(policy.violations.get(rule, 0)) for rule in rules),
         )
     table.caption = (
         "checked: graded trials (infra errors are never graded); a trial counts once per "
@@ -359,14 +383,13 @@ def _blame(models: list[ModelSummary]) -> Table | None:
 def _conditions(entry: ModelSummary) -> list[Table]:
     """Per variant: pass rate, recovery, load; then the Reliability Score and its parts."""
     variants = entry.variants
-    recovery_all = entry.conditions.get("recovery", {})
-    if len(variants) <= 1 and not recovery_all.get("failed_calls"):
+    if len(variants) <= 1 and not entry.conditions.recovery.failed_calls:
         return []
     table = Table(title=f"{entry.model}: production conditions", title_justify="left")
     columns = (
         "variant",
         "trials",
-        "pass@1",
+        PASS_AT.at(k=1),
         "recovery",
         "loops",
         "tool errors",
@@ -376,43 +399,30 @@ def _conditions(entry: ModelSummary) -> list[Table]:
     for column in columns:
         table.add_column(column, justify="left" if column == "variant" else "right")
     for key, variant in variants.items():
-        recovery = variant.get("recovery", {})
-        load = variant.get("load", {})
+        recovery, load = variant.recovery, variant.load
         table.add_row(
             key or "clean",
-            str(variant["counts"]["total"]),
-            _fmt(variant["pass@1"]),
-            _fmt(recovery.get("recovery_rate")),
-            _fmt(recovery.get("loop_rate")),
-            _fmt(load.get("tool_error_rate")),
-            _fmt(load.get("throughput_per_min")),
-            _seconds(load.get("trial_latency_p95_s")),
+            str(variant.counts.total),
+            _fmt(variant.pass_rate),
+            _fmt(recovery.recovery_rate if recovery else None),
+            _fmt(recovery.loop_rate if recovery else None),
+            _fmt(load.tool_error_rate if load else None),
+            _fmt(load.throughput_per_min if load else None),
+            _seconds(load.trial_latency_p95_s if load else None),
         )
     score = entry.reliability
     parts = " + ".join(
-        f"{score['weights_used'][name]:.2f}·{name} {_fmt(value)}"
-        for name, value in score["components"].items()
-        if name in score["weights_used"]
+        f"{score.weights_used[name]:.2f}·{name} {_fmt(value)}"
+        for name, value in score.components.items()
+        if name in score.weights_used
     )
-    value = _with_ci(score["reliability_score"], score["ci"]["reliability_score"])
-    missing = ", ".join(score["missing"])
-    table.caption = f"Reliability Score (k={score['k']}) = {value} = {parts}" + (
+    value = _with_ci(score.reliability_score, score.ci.reliability_score)
+    missing = ", ".join(score.missing)
+    table.caption = f"Reliability Score (k={score.k}) = {value} = {parts}" + (
         f"\nnot measured (weights renormalised over the rest): {missing}" if missing else ""
     )
     table.caption_justify = "left"
     return [table]
-
-
-_INTERVALS = (
-    ("recovery", "recovery_rate"),
-    ("recovery", "loop_rate"),
-    ("recovery", "corrective_action"),
-    ("drift", "drift_robustness"),
-    ("drift", "ratio_to_clean"),
-    ("load", "completion_under_load"),
-    ("load", "ratio_to_baseline"),
-)
-"""The condition metrics shown with their intervals: (block of `conditions`, name)."""
 
 
 def _condition_intervals(models: list[ModelSummary]) -> Table:
@@ -422,11 +432,17 @@ def _condition_intervals(models: list[ModelSummary]) -> Table:
     table.add_column("metric")
     for entry in models:
         table.add_column(entry.model, justify="right")
-    rows = [(name, [entry.conditions.get(block) for entry in models]) for block, name in _INTERVALS]
-    rows.append(("reliability_score", [entry.reliability for entry in models]))
-    for name, blocks in rows:
-        if any(b and b[name] is not None for b in blocks):
-            table.add_row(name, *(_with_ci(b[name], b["ci"][name]) if b else "–" for b in blocks))
+    found = [measured(entry) for entry in models]
+    for definition in CATALOGUE:
+        if definition.group not in ("conditions", "score"):
+            continue
+        name = definition.name
+        values = [m.values.get(name) for m in found]
+        if any(v is not None for v in values):
+            table.add_row(
+                name,
+                *(_with_ci(v, m.intervals.get(name)) for v, m in zip(values, found, strict=True)),
+            )
     return table
 
 
@@ -437,75 +453,42 @@ def _detail(summary: ModelSummary, k: int) -> list[Table]:
     head.add_column("value", justify="right")
     head.add_column("95% CI (bootstrap over tasks)", justify="right")
     for name, value in summary.metrics.items():
-        if name.startswith(("pass", "reliability_tax")) or name == "reliability_score":
+        if CATALOGUE.read(name).definition.group in ("pass", "score"):
             ci = summary.ci.get(name)
             head.add_row(name, _fmt(value), f"{fixed(ci[0])} – {fixed(ci[1])}" if ci else "")
     tables = [head]
-    groups = _condition_columns(summary.conditions)
+    conditions = condition_columns(summary.conditions)
+    once, each = PASS_AT.at(k=1), PASS_HAT.at(k=k)
     if summary.tiers:
         tiers = Table(title="by tier (weighted by production weights)", title_justify="left")
-        for column in ("tier", "tasks", "weight", "pass@1", f"pass^{k}", *_headers(groups)):
+        for column in ("tier", "tasks", "weight", once, each, *conditions):
             tiers.add_column(column, justify="right")
         for tier, row in summary.tiers.items():
             tiers.add_row(
                 tier,
-                _fmt(int(row["tasks"])),
-                _fmt(row["weight"]),
-                _fmt(row["pass@1"]),
-                _fmt(row[f"pass^{k}"]),
-                *_cells(groups, "tier", tier),
+                _fmt(int(row.tasks)),
+                _fmt(row.weight),
+                _fmt(row.value(once)),
+                _fmt(row.value(each)),
+                *(_fmt(cell("tier", tier)) for cell in conditions.values()),
             )
         tables.append(tiers)
     tasks = Table(title="tasks", title_justify="left")
-    for column in ("task", "passed", "infra", "pass@1", f"pass^{k}", *_headers(groups)):
+    for column in ("task", "passed", "infra", once, each, *conditions):
         tasks.add_column(column, justify="left" if column == "task" else "right")
     tasks.add_column("first failure")
-    for row in summary.tasks:
+    for task in summary.tasks:
         tasks.add_row(
-            row["id"],
-            f"{row['passed']}/{row['trials']}",
-            str(row["infra_error"]),
-            _fmt(row["metrics"]["pass@1"]),
-            _fmt(row["metrics"][f"pass^{k}"]),
-            *_cells(groups, "task", row["id"]),
-            (row["failures"][0][:70] if row["failures"] else ""),
+            task.id,
+            f"{task.passed}/{task.trials}",
+            str(task.infra_error),
+            _fmt(task.metrics.get(once)),
+            _fmt(task.metrics.get(each)),
+            *(_fmt(cell("task", task.id)) for cell in conditions.values()),
+            (task.failures[0][:70] if task.failures else ""),
         )
     tables.append(tasks)
     return tables
-
-
-_CONDITION_COLUMNS = {
-    "recovery": (("recovery", "recovery_rate"),),
-    "drift": (("drift", "drift_robustness"), ("×clean", "ratio_to_clean")),
-    "load": (("load", "completion_under_load"), ("×base", "ratio_to_baseline")),
-}
-"""Per tier and per task: each condition's columns (header, key in its breakdown)."""
-
-
-def _condition_columns(conditions: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The conditions measured in this run with their per-task and per-tier breakdowns."""
-    measured = {
-        "recovery": bool(conditions.get("recovery", {}).get("failed_calls")),
-        "drift": "drift" in conditions,
-        "load": "load" in conditions,
-    }
-    return {
-        name: {"task": conditions[f"{name}_by_task"], "tier": conditions[f"{name}_by_tier"]}
-        for name, shown in measured.items()
-        if shown
-    }
-
-
-def _headers(groups: dict[str, dict[str, Any]]) -> list[str]:
-    return [header for name in groups for header, _ in _CONDITION_COLUMNS[name]]
-
-
-def _cells(groups: dict[str, dict[str, Any]], by: str, key: str) -> list[str]:
-    return [
-        _fmt(groups[name][by].get(key, {}).get(field))
-        for name in groups
-        for _, field in _CONDITION_COLUMNS[name]
-    ]
 
 
 def _tasks_by_model(models: list[ModelSummary], k: int) -> Table:
@@ -516,8 +499,8 @@ def _tasks_by_model(models: list[ModelSummary], k: int) -> Table:
     rows: dict[str, list[str]] = {}
     for i, entry in enumerate(models):
         for task in entry.tasks:
-            cells = rows.setdefault(task["id"], ["–"] * len(models))
-            cells[i] = _fmt(task["metrics"][f"pass^{k}"])
+            cells = rows.setdefault(task.id, ["–"] * len(models))
+            cells[i] = _fmt(task.metrics.get(PASS_HAT.at(k=k)))
     for task_id in sorted(rows):
         table.add_row(task_id, *rows[task_id])
     return table

@@ -37,6 +37,7 @@ from toolproof.spec.limits import (
     real,
     whole,
 )
+from toolproof.spec.metrics import CATALOGUE, DECLARED
 from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.spec.overrides import ModelOverrides
 from toolproof.spec.source import Task
@@ -351,10 +352,10 @@ def score_conditions(suite: Suite) -> list[Variant]:
     return variants
 
 
-SCORE_SECTIONS = (
-    ("faults", "fault profile", "recovery_rate"),
-    ("drift", "drift variant", "drift_robustness"),
-    ("load", "load levels", "completion_under_load"),
+SCORE_SECTIONS = tuple(
+    (part.under, DECLARED[part.under], part.name)
+    for part in CATALOGUE
+    if part.score_weight is not None and part.under is not None
 )
 """Each condition the score needs: its suite.yaml section, what the suite declares in it, and
 the part of the score it measures."""

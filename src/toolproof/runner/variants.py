@@ -8,58 +8,20 @@ e.g. "faults:production+load:200".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from toolproof.errors import UsageError
 from toolproof.gateway.core import Conditions
 from toolproof.gateway.drift import DriftError, DriftLayer
 from toolproof.gateway.faults import FaultInjector
 from toolproof.gateway.load import SharedCapacity
 from toolproof.spec.source import Task
+from toolproof.spec.variants import VariantKey
 from toolproof.suite.loaded import Suite
 from toolproof.users.personas import Persona, leaked, resolve_persona
 from toolproof.users.scripted import UserFactory
 from toolproof.users.variant import variant_user
 
-
-@dataclass(frozen=True)
-class Variant:
-    faults: str | None = None
-    drift: str | None = None
-    load: int | None = None
-    persona: str | None = None
-    turns: int | None = None
-    """The conversation's length in user turns (a checkpoint); None: as the task has it."""
-
-    @property
-    def key(self) -> str:
-        parts = []
-        if self.faults:
-            parts.append(f"faults:{self.faults}")
-        if self.drift:
-            parts.append(f"drift:{self.drift}")
-        if self.load:
-            parts.append(f"load:{self.load}")
-        if self.persona:
-            parts.append(f"persona:{self.persona}")
-        if self.turns:
-            parts.append(f"turns:{self.turns}")
-        return "+".join(parts)
-
-    @classmethod
-    def parse(cls, key: str) -> Variant:
-        values: dict[str, str] = {}
-        for part in filter(None, key.split("+")):
-            name, _, value = part.partition(":")
-            values[name] = value
-        load, turns = values.get("load"), values.get("turns")
-        return cls(
-            values.get("faults"),
-            values.get("drift"),
-            int(load) if load else None,
-            values.get("persona"),
-            int(turns) if turns else None,
-        )
+Variant = VariantKey
+"""A variant as the runner plans it: the conditions of its key (`toolproof.spec.variants`)."""
 
 
 class VariantSetup:

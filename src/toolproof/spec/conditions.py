@@ -30,6 +30,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from toolproof.spec.base import Strict
 from toolproof.spec.limits import MAX_CONCURRENCY
+from toolproof.spec.metrics import CATALOGUE
 
 FaultKind = Literal[
     "latency",
@@ -211,18 +212,11 @@ class ScoreSpec(Strict):
     load: int | None = Field(
         None, ge=1, le=MAX_CONCURRENCY, description="Load level; default: the peak."
     )
-    weights: dict[str, float] = Field(
-        default_factory=lambda: {
-            "pass^k": 0.4,
-            "recovery_rate": 0.3,
-            "completion_under_load": 0.2,
-            "drift_robustness": 0.1,
-        }
-    )
+    weights: dict[str, float] = Field(default_factory=CATALOGUE.default_weights)
 
     @model_validator(mode="after")
     def _known_weights(self) -> ScoreSpec:
-        known = {"pass^k", "recovery_rate", "completion_under_load", "drift_robustness"}
+        known = set(CATALOGUE.default_weights())
         unknown = set(self.weights) - known
         if unknown:
             raise ValueError(f"unknown score components {sorted(unknown)}; use {sorted(known)}")

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 from urllib.parse import quote
 
 from toolproof.errors import ToolproofError, UsageError
-from toolproof.format import score_parts
 from toolproof.metrics.passk import pass_hat_k
+from toolproof.metrics.summary import ModelSummary, RunSummary, measured
 from toolproof.report.html import render_report
+from toolproof.spec.metrics import CATALOGUE, PASS_AT, PASS_HAT, RELIABILITY_SCORE, MetricDef
 from toolproof.store.journal import Store
 from toolproof.store.queries import list_runs
 from toolproof.summaries import stored_summary
@@ -32,6 +33,10 @@ REPORT_CACHE_BYTES = 64_000_000
 """Rendered reports of finished runs kept in memory."""
 
 
+Reading = Callable[[ModelSummary, int], float | None]
+"""A charted value of one model in one run, pass^k at the chart's k."""
+
+
 @dataclass(frozen=True)
 class TrendMetric:
     """A metric charted across runs; `unit` is share (0..1), usd or seconds."""
@@ -39,21 +44,56 @@ class TrendMetric:
     name: str
     label: str
     unit: str
+    read: Reading
 
 
-TREND_METRICS = (
-    TrendMetric("pass@1", "pass@1", "share"),
-    TrendMetric("pass^k", "pass^k", "share"),
-    TrendMetric("reliability_score", "Reliability Score", "share"),
-    TrendMetric("score.pass^k", "Score part: pass^k (the score's k)", "share"),
-    TrendMetric("recovery_rate", "Score part: recovery rate", "share"),
-    TrendMetric("completion_under_load", "Score part: completion under load", "share"),
-    TrendMetric("drift_robustness", "Score part: drift robustness", "share"),
-    TrendMetric("cost_per_pass_usd", "Cost per passed task", "usd"),
-    TrendMetric("latency_p95_s", "Model-call latency p95", "seconds"),
-    TrendMetric("trial_latency_p95_s", "Trial duration p95", "seconds"),
-    TrendMetric("infra_error_share", "Infra-error share of trials", "share"),
-)
+def trend_metrics() -> list[TrendMetric]:
+    """The charts, from the catalogue's metrics shown on the dashboard: the pass rates,
+    the Reliability Score and each of its parts, then the rest (spend, latency, infra
+    errors)."""
+    charts = [_pass_trend(d) for d in CATALOGUE.where("dashboard", ("pass",))]
+    for score in CATALOGUE.where("dashboard", ("score",)):
+        charts.append(TrendMetric(score.name, score.label, score.unit, _value(score.name)))
+        charts.extend(_part_trend(part) for part in CATALOGUE.score_parts())
+    for d in CATALOGUE.where("dashboard", ("economics", "outcomes")):
+        charts.append(
+            TrendMetric(d.name, d.label[:1].upper() + d.label[1:], d.unit, _value(d.name))
+        )
+    return charts
+
+
+def _pass_trend(definition: MetricDef) -> TrendMetric:
+    """pass@1 as the run has it; a family without a fixed k at the chart's k, from each
+    task's trials (None where a task has fewer trials than k)."""
+    if definition.fixed_k:
+        name = definition.at(k=definition.fixed_k[0])
+        return TrendMetric(name, name, definition.unit, _value(name))
+
+    def at_k(entry: ModelSummary, k: int) -> float | None:
+        tasks = [(t.trials, t.passed) for t in entry.tasks]
+        if not tasks or any(n < k for n, _ in tasks):
+            return None
+        return sum(pass_hat_k(n, c, k) for n, c in tasks) / len(tasks)
+
+    return TrendMetric(definition.generic, definition.generic, definition.unit, at_k)
+
+
+def _part_trend(part: MetricDef) -> TrendMetric:
+    """One part of the Reliability Score as the score was built from it."""
+    name = f"score.{part.generic}" if part.per_k else part.name
+    words = f"{part.generic} (the score's k)" if part.per_k else part.label
+
+    def component(entry: ModelSummary, _: int) -> float | None:
+        return entry.reliability.components.get(part.generic)
+
+    return TrendMetric(name, f"Score part: {words}", part.unit, component)
+
+
+def _value(name: str) -> Reading:
+    def value(entry: ModelSummary, _: int) -> float | None:
+        return measured(entry).values.get(name)
+
+    return value
 
 
 @dataclass(frozen=True)
@@ -131,7 +171,7 @@ class Dashboard:
 
     def __init__(self, store: Store, report_bytes: int = REPORT_CACHE_BYTES) -> None:
         self.store = store
-        self._summaries: dict[str, tuple[tuple[Any, ...], dict[str, Any] | str]] = {}
+        self._summaries: dict[str, tuple[tuple[Any, ...], RunSummary | str]] = {}
         self._reports: OrderedDict[tuple[tuple[str, Any, Any], ...], bytes] = OrderedDict()
         self._report_bytes = report_bytes
         self._rendering = threading.Lock()
@@ -169,16 +209,15 @@ class Dashboard:
             "entries": [],
             "error": summary if isinstance(summary, str) else None,
         }
-        if isinstance(summary, dict):
-            skipped = summary.get("skipped_k", [])
-            k = max((k for k in summary["k"] if k not in skipped), default=None)
+        if isinstance(summary, RunSummary):
+            skipped = summary.skipped_k or []
+            k = max((k for k in summary.k if k not in skipped), default=None)
             out["k"] = k
-            out["entries"] = [_headline(model, k) for model in summary["models"]]
+            out["entries"] = [_headline(model, k) for model in summary.models]
         return out
 
-    def _summary(self, row: Mapping[str, Any]) -> dict[str, Any] | str:
-        """The run's summary as JSON data (what the pages and the API serve), or why there
-        is none (a metric that cannot be computed)."""
+    def _summary(self, row: Mapping[str, Any]) -> RunSummary | str:
+        """The run's summary, or why there is none (a metric that cannot be computed)."""
         state = (
             row["status"],
             row["finished_at"],
@@ -189,7 +228,7 @@ class Dashboard:
         if cached is not None and cached[0] == state:
             return cached[1]
         try:
-            summary: dict[str, Any] | str = stored_summary(self.store, row["id"]).as_json()
+            summary: RunSummary | str = stored_summary(self.store, row["id"])
         except ToolproofError as exc:
             summary = str(exc)
         self._summaries[row["id"]] = (state, summary)
@@ -198,7 +237,7 @@ class Dashboard:
     # ------------------------------------------------------------ trends
 
     def trends(self, chosen: RunFilter, k: int | None = None) -> dict[str, Any]:
-        """Each metric of TREND_METRICS across the finished runs of one suite (the filter's,
+        """Each metric of `trend_metrics()` across the finished runs of one suite (the filter's,
         else the newest run's), oldest first, one series per model; pass^k at `k` (else the
         largest k every charted run has), None where a run cannot give a value."""
         rows = list_runs(self.store)
@@ -216,12 +255,12 @@ class Dashboard:
                 skipped.append({"id": row["id"], "error": summary})
             else:
                 summaries.append((row, summary))
-        ks = sorted({k for _, s in summaries for k in s["k"]})
-        common = set(ks).intersection(*(s["k"] for _, s in summaries)) if summaries else set()
+        ks = sorted({k for _, s in summaries for k in s.k})
+        common = set(ks).intersection(*(s.k for _, s in summaries)) if summaries else set()
         chosen_k = k or max(common, default=1)
         models = [
             name
-            for name in dict.fromkeys(m["model"] for _, s in summaries for m in s["models"])
+            for name in dict.fromkeys(m.model for _, s in summaries for m in s.models)
             if not chosen.model or name == chosen.model
         ]
         return {
@@ -268,67 +307,39 @@ class Dashboard:
         return body
 
 
-def _headline(model: Mapping[str, Any], k: int | None) -> dict[str, Any]:
-    metrics = model.get("metrics", {})
+def _headline(entry: ModelSummary, k: int | None) -> dict[str, Any]:
+    """A model's line in the list of runs: pass@1, pass^k at the run's largest k, and the
+    Reliability Score with the parts it was built from."""
     return {
-        "model": model["model"],
-        "counts": model["counts"],
-        "pass@1": metrics.get("pass@1"),
-        "pass^k": metrics.get(f"pass^{k}") if k else None,
-        "reliability_score": (model.get("reliability") or {}).get("reliability_score"),
-        "score_parts": score_parts(model.get("reliability")).strip(),
+        "model": entry.model,
+        "counts": entry.counts.model_dump(),
+        PASS_AT.at(k=1): entry.metrics.get(PASS_AT.at(k=1)),
+        PASS_HAT.generic: entry.metrics.get(PASS_HAT.at(k=k)) if k else None,
+        RELIABILITY_SCORE.name: entry.reliability.reliability_score,
+        "score_parts": entry.reliability.parts_note().strip(),
     }
 
 
-def _charts(
-    summaries: Sequence[Mapping[str, Any]], models: Sequence[str], k: int
-) -> list[dict[str, Any]]:
-    """Every metric of TREND_METRICS: one series per model, a value (or None) per run."""
+def _charts(summaries: Sequence[RunSummary], models: Sequence[str], k: int) -> list[dict[str, Any]]:
+    """Every chart of `trend_metrics()`: one series per model, a value (or None) per run."""
+    charts = trend_metrics()
     values: dict[str, dict[str, list[float | None]]] = {
-        metric.name: {model: [None] * len(summaries) for model in models}
-        for metric in TREND_METRICS
+        metric.name: {model: [None] * len(summaries) for model in models} for metric in charts
     }
     for at, summary in enumerate(summaries):
-        for model in summary["models"]:
-            if model["model"] in models:
-                for name, value in _trend_values(model, k).items():
-                    values[name][model["model"]][at] = value
+        for entry in summary.models:
+            if entry.model in models:
+                for metric in charts:
+                    values[metric.name][entry.model][at] = metric.read(entry, k)
     return [
         {
             "name": metric.name,
-            "label": f"pass^{k}" if metric.name == "pass^k" else metric.label,
+            "label": PASS_HAT.at(k=k) if metric.name == PASS_HAT.generic else metric.label,
             "unit": metric.unit,
             "series": [{"model": model, "values": values[metric.name][model]} for model in models],
         }
-        for metric in TREND_METRICS
+        for metric in charts
     ]
-
-
-def _trend_values(model: Mapping[str, Any], k: int) -> dict[str, float | None]:
-    """One model's values in one run for every metric of TREND_METRICS."""
-    metrics = model.get("metrics", {})
-    reliability = model.get("reliability") or {}
-    components = reliability.get("components", {})
-    tasks = [(t["trials"], t["passed"]) for t in model.get("tasks", [])]
-    counts = [variant["counts"] for variant in model.get("variants", {}).values()]
-    total = sum(c["total"] for c in counts)
-    return {
-        "pass@1": metrics.get("pass@1"),
-        "pass^k": (
-            sum(pass_hat_k(n, c, k) for n, c in tasks) / len(tasks)
-            if tasks and all(n >= k for n, _ in tasks)
-            else None
-        ),
-        "reliability_score": reliability.get("reliability_score"),
-        "score.pass^k": components.get("pass^k"),
-        "recovery_rate": components.get("recovery_rate"),
-        "completion_under_load": components.get("completion_under_load"),
-        "drift_robustness": components.get("drift_robustness"),
-        "cost_per_pass_usd": metrics.get("cost_per_pass_usd"),
-        "latency_p95_s": metrics.get("latency_p95_s"),
-        "trial_latency_p95_s": metrics.get("trial_latency_p95_s"),
-        "infra_error_share": sum(c["infra_error"] for c in counts) / total if total else None,
-    }
 
 
 def _choices(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:

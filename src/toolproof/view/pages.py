@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from toolproof.format import fixed
 from toolproof.report.html.render import json_for_script
+from toolproof.spec.metrics import PASS_AT, PASS_HAT, RELIABILITY_SCORE
 
 
 def runs_page(data: Mapping[str, Any], store: str) -> str:
@@ -64,9 +65,10 @@ def _run_row(run: Mapping[str, Any]) -> str:
         str(run["trials"]),
     ]
     k = f' <span class="muted">k={run["k"]}</span>' if run["k"] else ""
+    once, each, score = PASS_AT.at(k=1), PASS_HAT.generic, RELIABILITY_SCORE.name
     models = [
-        f"<td>{escape(e['model'])}</td><td>{_number(e['pass@1'])}</td>"
-        f"<td>{_number(e['pass^k'])}{k}</td><td>{_number(e['reliability_score'])}"
+        f"<td>{escape(e['model'])}</td><td>{_number(e[once])}</td>"
+        f"<td>{_number(e[each])}{k}</td><td>{_number(e[score])}"
         f" <span class='muted'>{escape(e['score_parts'])}</span></td>"
         for e in run["entries"]
     ]

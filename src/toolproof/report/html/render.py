@@ -40,6 +40,7 @@ import orjson
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.metrics.summary import CONVERSATION_SECTIONS, ModelSummary, RunSummary, run_summary
+from toolproof.spec.metrics import CATALOGUE
 from toolproof.store import payload
 from toolproof.store.journal import Store
 from toolproof.store.queries import outcomes_and_failures, stored_records
@@ -184,7 +185,7 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
                 "agent": summary.agent,
                 "status": summary.status,
                 "stopped": summary.stopped,
-                "judge": summary.judge,
+                "judge": summary.judge.model_dump() if summary.judge else None,
                 "created_at": run.created_at,
                 "finished_at": run.finished_at,
                 "counts": summary.counts.model_dump(),
@@ -207,6 +208,7 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
     out.data = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "toolproof_version": __version__,
+        "catalogue": catalogue(),
         "runs": runs,
         "entries": entries,
         "grid": {"groups": groups, "reasons": list(reasons)},
@@ -214,9 +216,25 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
     return out
 
 
+def catalogue() -> dict[str, Any]:
+    """What the page knows of the metric catalogue: the Reliability Score's parts as its
+    `components` name them, with their labels; and the metrics of a run's latency, each
+    with its label."""
+    parts = [
+        {"key": d.generic, "label": f"{d.generic} (clean trials)" if d.per_k else d.label}
+        for d in CATALOGUE.score_parts()
+    ]
+    latency = [
+        {"name": d.name, "label": d.label}
+        for d in CATALOGUE.where("html", ("economics",))
+        if d.unit == "seconds"
+    ]
+    return {"parts": parts, "latency": latency}
+
+
 def _entry(summary: ModelSummary, run: int, ks: list[int]) -> dict[str, Any]:
     """One model of one run: its summary, minus per-task rows, plus its pass^k curve."""
-    model = summary.model_dump(mode="json")
+    model = summary.model_dump(mode="json", exclude_unset=True)
     tasks = summary.tasks
     return {
         "label": summary.model,
@@ -238,7 +256,7 @@ def _entry(summary: ModelSummary, run: int, ks: list[int]) -> dict[str, Any]:
         "tiers": model["tiers"],
         "tags": model["tags"],
         "tasks": len(tasks),
-        "curve": passk_curve([(t["trials"], t["passed"]) for t in tasks]),
+        "curve": passk_curve([(t.trials, t.passed) for t in tasks]),
         "reasons": [],
     }
 

@@ -9,6 +9,7 @@
   var GROUPS = DATA.grid.groups;
   var REASONS = DATA.grid.reasons;
   var TX = DATA.transcripts;
+  var PARTS = DATA.catalogue.parts;  // the Reliability Score's parts: key (in components) and label
   var PALETTE = ['#2f5fd0', '#e07b24', '#2e9e5b', '#9b59b6', '#c0392b', '#17a2b8',
     '#6c7a89', '#b8860b', '#d63384', '#34495e'];
   var OUTCOME = { p: 'passed', f: 'failed', i: 'infra_error' };
@@ -190,7 +191,7 @@
     ENTRIES.forEach(function (e, i) {
       var k = e.k;
       var rel = e.reliability || { missing: [] };
-      var measured = 4 - (rel.missing || []).length;
+      var measured = PARTS.length - (rel.missing || []).length;
       var c = e.counts;
       var kpi = h('div', { class: 'kpi' });
       kpi.style.borderTopColor = color(i);
@@ -198,7 +199,7 @@
         h('div', { class: 'name', text: e.label }),
         h('div', { class: 'sub', text: entryRun(e).suite.name + ' ' + entryRun(e).suite.version + ' · run ' + entryRun(e).id + (e.variant ? ' · main variant ' + e.variant : '') }),
         h('div', { class: 'big' }, h('span', { class: 'value', text: f3(scoreOf(e)) }),
-          h('span', { class: 'label', text: 'Reliability Score' + (measured < 4 ? ' · ' + measured + ' of 4 parts measured' : '') })),
+          h('span', { class: 'label', text: 'Reliability Score' + (measured < PARTS.length ? ' · ' + measured + ' of ' + PARTS.length + ' parts measured' : '') })),
         outcomeBar(c),
         h('div', { class: 'legend', text: variantName(e.variant) + ' trials: ' + int(c.passed) + ' passed · ' + int(c.failed) + ' failed · ' + int(c.infra_error) + ' infra errors (of ' + int(c.total) + ')' }),
         allTrials(e),
@@ -219,26 +220,20 @@
 
   // ------------------------------------------------------------ score
 
-  var COMPONENT_NAMES = {
-    'pass^k': 'pass^k (clean trials)',
-    recovery_rate: 'recovery rate',
-    completion_under_load: 'completion under load',
-    drift_robustness: 'drift robustness'
-  };
-  var COMPONENT_COLORS = { 'pass^k': '#2f5fd0', recovery_rate: '#2e9e5b', completion_under_load: '#e07b24', drift_robustness: '#9b59b6' };
+  var PART_COLORS = ['#2f5fd0', '#2e9e5b', '#e07b24', '#9b59b6', '#c0392b', '#17a2b8'];
 
   function score() {
     var root = body('score');
     var scored = ENTRIES.filter(function (e) { return e.reliability; });
     if (!scored.length) { root.append(note('No Reliability Score: no trials.')); return; }
-    var names = Object.keys(COMPONENT_NAMES);
+    var names = PARTS.map(function (part) { return part.key; });
     var headers = [h('th', { text: 'model' }), h('th', { text: 'Reliability Score' })];
-    names.forEach(function (name) { headers.push(h('th', { text: COMPONENT_NAMES[name] })); });
+    PARTS.forEach(function (part) { headers.push(h('th', { text: part.label })); });
     var rows = scored.map(function (e) {
       var rel = e.reliability;
-      var parts = 4 - (rel.missing || []).length;
+      var parts = PARTS.length - (rel.missing || []).length;
       var tr = h('tr', null, modelCell(e), h('td', { class: 'score' }, h('b', { text: f3(rel.reliability_score) }), ciLine((rel.ci || {}).reliability_score),
-        parts < 4 && num(rel.reliability_score) ? h('div', { class: 'small muted', text: parts + ' of 4 parts measured' }) : null));
+        parts < PARTS.length && num(rel.reliability_score) ? h('div', { class: 'small muted', text: parts + ' of ' + PARTS.length + ' parts measured' }) : null));
       names.forEach(function (name) {
         var value = rel.components[name];
         var measured = num(value);
@@ -266,13 +261,13 @@
       type: 'bar',
       data: {
         labels: scored.map(function (e) { return e.label; }),
-        datasets: names.map(function (name) {
+        datasets: PARTS.map(function (part, i) {
           return {
-            label: COMPONENT_NAMES[name],
-            backgroundColor: COMPONENT_COLORS[name],
+            label: part.label,
+            backgroundColor: PART_COLORS[i % PART_COLORS.length],
             data: scored.map(function (e) {
-              var v = e.reliability.components[name];
-              var w = e.reliability.weights_used[name];
+              var v = e.reliability.components[part.key];
+              var w = e.reliability.weights_used[part.key];
               return num(v) && num(w) ? v * w : null;
             })
           };
@@ -442,9 +437,9 @@
     makeChart(lat.canvas, {
       type: 'bar',
       data: {
-        labels: ['model call p50', 'model call p95', 'trial p50', 'trial p95'],
+        labels: DATA.catalogue.latency.map(function (m) { return m.label; }),
         datasets: ENTRIES.map(function (e, i) {
-          return { label: e.label, backgroundColor: color(i), data: ['latency_p50_s', 'latency_p95_s', 'trial_latency_p50_s', 'trial_latency_p95_s'].map(function (n) { var v = metric(e, n); return num(v) ? v : null; }) };
+          return { label: e.label, backgroundColor: color(i), data: DATA.catalogue.latency.map(function (m) { var v = metric(e, m.name); return num(v) ? v : null; }) };
         })
       },
       options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'seconds' } } } }
