@@ -15,7 +15,7 @@ from toolproof.agents.base import Agent
 from toolproof.agents.baselines import OracleAgent, RetryingOracle
 from toolproof.errors import InfraError
 from toolproof.gateway import Conditions, Gateway
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.regrade import regrade_run

@@ -20,7 +20,7 @@ from support import MINI_FILES, MINI_SUITE, MINI_TOOLS, write_files
 from toolproof.errors import SuiteError
 from toolproof.report.json import write_json
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.models import BUILTIN_PERSONAS
+from toolproof.spec.user import BUILTIN_PERSONAS
 from toolproof.store import Store
 from toolproof.suite import Suite, load_suite
 

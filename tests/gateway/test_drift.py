@@ -18,7 +18,7 @@ from toolproof.agents.registry import resolve_agent
 from toolproof.errors import SuiteError
 from toolproof.gateway import Gateway
 from toolproof.gateway.drift import DriftError, DriftLayer
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner import trial as trials
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec

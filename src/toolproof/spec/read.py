@@ -15,15 +15,9 @@ from pydantic import ValidationError
 
 from toolproof.errors import SuiteError
 from toolproof.spec.files import FileProblem, gunzip, read_file
-from toolproof.spec.models import SuiteFile, TaskSpec
-from toolproof.spec.source import (
-    SUITE_FILE,
-    SuiteSource,
-    Task,
-    shown,
-    validate,
-    validation_problems,
-)
+from toolproof.spec.source import SUITE_FILE, SuiteSource, shown, validate, validation_problems
+from toolproof.spec.suite import SuiteFile
+from toolproof.spec.task import Task, TaskSpec
 from toolproof.spec.yamlload import MAX_DEPTH, LineDict, LineList, line_of, load_yaml, too_deep
 
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".json.gz")

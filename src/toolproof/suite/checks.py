@@ -6,17 +6,17 @@ from typing import Any
 
 from toolproof.conversation import contains, tokens
 from toolproof.gateway.drift import DriftError, DriftLayer
-from toolproof.spec.models import (
+from toolproof.spec.expectations import Refusal
+from toolproof.spec.placeholders import scope_names, template_problem
+from toolproof.spec.policy import (
     IdentifyBeforeAccess,
     NoOtherCustomerData,
     ReadBeforeWrite,
-    Refusal,
     RefuseWithReason,
-    SuiteFile,
-    TaskSpec,
 )
-from toolproof.spec.placeholders import scope_names, template_problem
-from toolproof.spec.source import SuiteSource, Task
+from toolproof.spec.source import SuiteSource
+from toolproof.spec.suite import SuiteFile
+from toolproof.spec.task import Task, TaskSpec
 from toolproof.tools.binding import ToolBinding
 
 

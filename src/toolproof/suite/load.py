@@ -18,9 +18,10 @@ from jsonschema.exceptions import SchemaError
 
 from toolproof.errors import Problem, SuiteError
 from toolproof.runtime import discover
-from toolproof.spec.models import Backend, PythonBackend, SuiteFile
+from toolproof.spec.backends import Backend, PythonBackend
 from toolproof.spec.read import read_suite
 from toolproof.spec.source import SuiteSource, shown
+from toolproof.spec.suite import SuiteFile
 from toolproof.suite.checks import check_conditions, check_task
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import Tool, ToolSchema
