@@ -91,7 +91,7 @@ def test_the_hand_written_document_loads_with_its_gaps_listed(crm: Suite) -> Non
         "POST /ctct/{cid}: parameter 'cid' has no schema; it is taken as a string",
         "3 operation(s) document no error responses (get_ping, get_cust_search, "
         "inhouse_update_contact); their errors reach the agent as the service sends them",
-        "tool 'get_ping' is not in the spectra, so no agent sees it",
+        "tool 'get_ping' is not listed under tools:, so no agent sees it",
     ]
     search = crm.tools["get_cust_search"]
     assert (search.tier, search.weight, search.write, search.simulated) == (2, 0.06, False, False)

@@ -22,7 +22,8 @@ from toolproof.spec.user import BUILTIN_PERSONAS, PERSONA_NAME, PersonaSpec
 
 
 class ToolEntry(Strict):
-    """One tool of the spectra: where it comes from, how critical and how common it is."""
+    """One tool an agent sees (an entry of `tools:`): where it comes from, how critical and how
+    common it is."""
 
     backend: str | None = Field(None, description="Backend name; optional with one backend.")
     tier: Literal[1, 2, 3] = Field(
@@ -88,7 +89,10 @@ class SuiteFile(Strict):
     )
     backends: dict[str, Backend]
     hooks: Hooks = Field(default_factory=Hooks)
-    tools: dict[str, ToolEntry]
+    tools: dict[str, ToolEntry] = Field(
+        description="The tools an agent sees, each with its tier and weight (once `spectra:`, "
+        "which is still read)."
+    )
     tasks: list[str | TaskSpec] = Field(
         description="Task files (globs allowed) or inline tasks, in order."
     )

@@ -1,4 +1,5 @@
-"""The loaded suite: its tools bound into the spectra, its tasks, its world, its runtime."""
+"""The loaded suite: its tools (`tools:`) bound to their backends, its tasks, its world, its
+runtime."""
 
 from toolproof.spec.task import Task
 from toolproof.suite.load import load_suite
