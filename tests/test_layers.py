@@ -17,6 +17,12 @@ from toolproof.spec.backends import Backend
 
 SRC = Path(__file__).parent.parent / "src" / "toolproof"
 
+MAX_LINES = 700
+"""The most lines a source file of toolproof may have."""
+SOURCE_SUFFIXES = (".py", ".js", ".css", ".html")
+VENDORED = ".min.js"
+"""Libraries shipped as they are (Chart.js): not toolproof's source."""
+
 ROOT = "toolproof"
 """The package's own `__init__.py`: the public API, which re-exports from the layers below."""
 
@@ -217,3 +223,14 @@ def test_every_backend_type_of_the_file_format_has_a_registered_kind() -> None:
     members = get_args(get_args(Backend)[0])
     types = {get_args(member.model_fields["type"].annotation)[0] for member in members}
     assert types == set(KINDS) == {"python", "mcp", "openapi"}
+
+
+def test_no_source_file_is_over_700_lines() -> None:
+    """A file past 700 lines holds more than one thing: split it by what its parts describe."""
+    long = {
+        str(path.relative_to(SRC)): lines
+        for path in sorted(SRC.rglob("*"))
+        if path.name.endswith(SOURCE_SUFFIXES) and not path.name.endswith(VENDORED)
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}, f"over {MAX_LINES} lines: {long}"
