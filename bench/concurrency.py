@@ -19,7 +19,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
 from toolproof.suite import load_suite

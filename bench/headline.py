@@ -31,7 +31,7 @@ import orjson
 from concurrency import TOOLS, rss_mb
 from stub_server import Answer, serve, server_stats, start
 
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.run import RunRequest, RunStart, run_suite
 from toolproof.spec.overrides import ModelOverrides
 from toolproof.store import Store

@@ -21,7 +21,7 @@ from typing import Any
 
 import ray
 
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
 from toolproof.suite import load_suite

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.cli.results import report
-from toolproof.records import RunConfig
+from toolproof.records.run import RunConfig
 from toolproof.store import Store
 from toolproof.store.rows import stored_row
 from toolproof.store.schema import trials

@@ -19,7 +19,7 @@ from servers import Raw, Seen, completion, model_server
 from support import MINI_FILES, edit, write_files
 
 from toolproof.graders.controls import derived_controls
-from toolproof.spec.models import Controls
+from toolproof.spec.expectations import Controls
 from toolproof.store import Store
 
 RUBRIC = """      must_say: [shipped]

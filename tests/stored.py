@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from toolproof.cli import app
 from toolproof.errors import ToolproofError
-from toolproof.records import RunConfig
-from toolproof.results import TrialResult
+from toolproof.records.run import RunConfig
+from toolproof.records.trial import TrialResult
 from toolproof.store.journal import Store
 from toolproof.transcript import Transcript
 

@@ -13,9 +13,15 @@ from pathlib import Path
 from typing import get_args
 
 from toolproof.runtime.kinds import KINDS
-from toolproof.spec.models import Backend
+from toolproof.spec.backends import Backend
 
 SRC = Path(__file__).parent.parent / "src" / "toolproof"
+
+MAX_LINES = 700
+"""The most lines a source file of toolproof may have."""
+SOURCE_SUFFIXES = (".py", ".js", ".css", ".html")
+VENDORED = ".min.js"
+"""Libraries shipped as they are (Chart.js): not toolproof's source."""
 
 ROOT = "toolproof"
 """The package's own `__init__.py`: the public API, which re-exports from the layers below."""
@@ -48,11 +54,10 @@ ALLOWED: dict[str, set[str]] = {
     "suite": uses("conversation errors gateway runtime spec tools world"),
     # pure: grading and metrics are functions of data
     "graders": uses("conversation registry spec transcript world"),
-    "records": uses("redact spec"),
-    "results": uses("graders models transcript world"),
+    "records": uses("graders models redact spec transcript world"),  # what the store keeps
     "metrics": uses("errors records spec transcript"),
     # the store owns every byte on disk; a stored run is summarised through the metrics
-    "store": uses("errors records redact results spec"),
+    "store": uses("errors records redact spec"),
     "summaries": uses("metrics store"),
     # users and agents, and the runner that plays a trial and a run
     "users": uses("conversation errors models seeds spec transcript"),
@@ -61,27 +66,27 @@ ALLOWED: dict[str, set[str]] = {
         " transcript users"
     ),
     "runner": uses(
-        "agents config errors gateway graders metrics models records redact results runtime"
-        " seeds spec store suite summaries tools transcript users version world"
+        "agents config errors gateway graders metrics models records redact runtime seeds spec"
+        " store suite summaries tools transcript users version world"
     ),
     # after a run: traces, the gate, compare and monitor, the reports, the dashboard
-    "telemetry": uses("errors models results runner spec transcript version"),
+    "telemetry": uses("errors models records runner spec transcript version"),
     "ci": uses(
         "errors format graders metrics records spec store suite summaries telemetry transcript"
     ),
-    "report": uses("ci errors format metrics results spec store summaries transcript version"),
+    "report": uses("ci errors format metrics records spec store summaries transcript version"),
     "view": uses("errors format metrics report spec store summaries"),
     "importers": uses(
-        "errors metrics models records results runner spec store suite telemetry tools"
-        " transcript version world"
+        "errors metrics models records runner spec store suite telemetry tools transcript"
+        " version world"
     ),
     # the command line and the public API, on top
     "cli": uses(
-        "ci errors format graders importers metrics models redact report results"
-        " runner runtime spec store suite summaries telemetry version view"
+        "ci errors format graders importers metrics models records redact report runner"
+        " runtime spec store suite summaries telemetry version view"
     ),
     "__main__": uses("cli"),
-    ROOT: uses("agents errors gateway models results runner store suite tools version world"),
+    ROOT: uses("agents errors gateway models records runner store suite tools version world"),
 }
 """Which toolproof packages and top-level modules each may import, bottom to top."""
 
@@ -218,3 +223,14 @@ def test_every_backend_type_of_the_file_format_has_a_registered_kind() -> None:
     members = get_args(get_args(Backend)[0])
     types = {get_args(member.model_fields["type"].annotation)[0] for member in members}
     assert types == set(KINDS) == {"python", "mcp", "openapi"}
+
+
+def test_no_source_file_is_over_700_lines() -> None:
+    """A file past 700 lines holds more than one thing: split it by what its parts describe."""
+    long = {
+        str(path.relative_to(SRC)): lines
+        for path in sorted(SRC.rglob("*"))
+        if path.name.endswith(SOURCE_SUFFIXES) and not path.name.endswith(VENDORED)
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}, f"over {MAX_LINES} lines: {long}"

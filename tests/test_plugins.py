@@ -33,7 +33,8 @@ from toolproof.graders.base import Grader
 from toolproof.models.base import ModelSettings
 from toolproof.models.registry import PROVIDERS, ModelChoice, Provider
 from toolproof.registry import Registry
-from toolproof.spec.models import Expectations, PolicyRuleSpec
+from toolproof.spec.expectations import Expectations
+from toolproof.spec.policy import PolicyRuleSpec
 from toolproof.tools.base import ToolSchema
 
 T = TypeVar("T")

@@ -17,8 +17,8 @@ from toolproof.models.openai import OpenAIChatClient
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.seeds import STREAMS, stream_rng, stream_seed
-from toolproof.spec.models import ModelSettings
-from toolproof.spec.source import Task
+from toolproof.spec.model_settings import ModelSettings
+from toolproof.spec.task import Task
 from toolproof.suite import Suite, load_suite
 from toolproof.tools.base import ToolSchema
 from toolproof.transcript import Transcript

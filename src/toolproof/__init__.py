@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from toolproof.errors import SuiteError, ToolproofError, UsageError
     from toolproof.gateway import Gateway
     from toolproof.models import Message, ModelClient, ModelResponse, ToolCall, Usage
-    from toolproof.results import TrialResult
+    from toolproof.records.trial import TrialResult
     from toolproof.runner import ModelOverrides, RunReport, RunRequest, run_suite
     from toolproof.runner.validate import validate_suite
     from toolproof.store import Store
@@ -40,7 +40,7 @@ _HOMES = {
     "ModelResponse": "toolproof.models",
     "ToolCall": "toolproof.models",
     "Usage": "toolproof.models",
-    "TrialResult": "toolproof.results",
+    "TrialResult": "toolproof.records.trial",
     "ModelOverrides": "toolproof.runner",
     "RunReport": "toolproof.runner",
     "RunRequest": "toolproof.runner",

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolproof.errors import SuiteError
-from toolproof.spec.models import ModelEntry, Price
+from toolproof.spec.model_settings import ModelEntry, Price
 from toolproof.spec.yamlload import load_yaml
 
 

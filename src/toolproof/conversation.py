@@ -12,7 +12,7 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 
-from toolproof.spec.models import Match, When
+from toolproof.spec.user import Match, When
 
 _CONFIRM_WORDS = re.compile(
     r"\b(confirm|proceed|go ahead|shall i|should i|do you want me to|would you like me to|"

@@ -11,7 +11,7 @@ from support import write_files
 from toolproof.agents.baselines import ADVERSARIES, RetryingOracle, guess_arguments
 from toolproof.agents.registry import resolve_agent
 from toolproof.errors import UsageError
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import Trial, run_trial

@@ -25,7 +25,7 @@ from support import MINI_FILES, write_files
 from toolproof.agents.external import HttpSettings, http_agent
 from toolproof.agents.registry import resolve_agent
 from toolproof.errors import UsageError
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.build import gold_replays
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.run import RunRequest, run_suite

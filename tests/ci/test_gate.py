@@ -23,14 +23,14 @@ from toolproof.ci.gate import (
     suite_gate,
 )
 from toolproof.errors import MetricError, SuiteError, UsageError
-from toolproof.records import RunConfig, RunRecord
+from toolproof.records.run import RunConfig, RunRecord
 from toolproof.report.gate import condition_json, detail, gate_json
 from toolproof.report.junit import junit_text
 from toolproof.report.markdown import gate_markdown
 from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.gate import GateSpec
-from toolproof.spec.models import SuiteFile
+from toolproof.spec.suite import SuiteFile
 from toolproof.store import payload
 from toolproof.store.journal import Store
 from toolproof.store.manifest import record_manifest
@@ -663,7 +663,7 @@ def test_gate_command_bad_input_exits_2(real_runs: tuple[Path, str, str, str]) -
 
 
 @pytest.mark.skipif(
-    "gate" not in SuiteFile.model_fields, reason="spec.models.SuiteFile has no gate: field yet"
+    "gate" not in SuiteFile.model_fields, reason="spec.suite.SuiteFile has no gate: field yet"
 )
 def test_a_suite_with_a_gate_section_runs_and_gates(tmp_path: Path) -> None:
     suite_dir = mini_suite(tmp_path / "mini", GATE_SECTION)

@@ -67,5 +67,5 @@ def test_the_gate_imports_no_grader_result_or_transcript(tmp_path: Path) -> None
     assert ran.returncode == 0, ran.stderr[-2000:]
     modules = imported_modules("gate", "latest", "--min", "pass@1=0", "--store", store)
     assert "toolproof.store.verify" in modules and "toolproof.metrics.summary" in modules
-    heavy = {"toolproof.transcript", "toolproof.graders", "toolproof.results"}
+    heavy = {"toolproof.transcript", "toolproof.graders", "toolproof.records.trial"}
     assert not modules & heavy

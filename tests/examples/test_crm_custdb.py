@@ -15,7 +15,7 @@ from toolproof.agents.base import Agent
 from toolproof.agents.baselines import OracleAgent, RetryingOracle
 from toolproof.errors import InfraError
 from toolproof.gateway import Conditions, Gateway
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.regrade import regrade_run
@@ -91,7 +91,7 @@ def test_the_hand_written_document_loads_with_its_gaps_listed(crm: Suite) -> Non
         "POST /ctct/{cid}: parameter 'cid' has no schema; it is taken as a string",
         "3 operation(s) document no error responses (get_ping, get_cust_search, "
         "inhouse_update_contact); their errors reach the agent as the service sends them",
-        "tool 'get_ping' is not in the spectra, so no agent sees it",
+        "tool 'get_ping' is not listed under tools:, so no agent sees it",
     ]
     search = crm.tools["get_cust_search"]
     assert (search.tier, search.weight, search.write, search.simulated) == (2, 0.06, False, False)

@@ -20,7 +20,7 @@ from support import MINI_FILES, MINI_SUITE, MINI_TOOLS, write_files
 from toolproof.errors import SuiteError
 from toolproof.report.json import write_json
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.models import BUILTIN_PERSONAS
+from toolproof.spec.user import BUILTIN_PERSONAS
 from toolproof.store import Store
 from toolproof.suite import Suite, load_suite
 
@@ -34,7 +34,7 @@ def refresh_token(world: World) -> dict:
     return {"token": "fresh"}
 '''
 
-SPECTRA = "  cancel_order: {tier: 3, weight: 0.3}\n"
+TOOL_ENTRY = "  cancel_order: {tier: 3, weight: 0.3}\n"
 
 CONDITIONS = """
 faults:
@@ -77,8 +77,8 @@ PERSONAS = [f"persona:{p}" for p in BUILTIN_PERSONAS if p != "cooperative"]
 
 def suite_files(conditions: str) -> dict[str, str]:
     """The mini suite with a refresh tool, integer-like order ids (W1, W2) and `conditions`."""
-    assert SPECTRA in MINI_SUITE
-    text = MINI_SUITE.replace(SPECTRA, SPECTRA + "  refresh_token: {tier: 1}\n")
+    assert TOOL_ENTRY in MINI_SUITE
+    text = MINI_SUITE.replace(TOOL_ENTRY, TOOL_ENTRY + "  refresh_token: {tier: 1}\n")
     text = text.replace("order_id: A", "order_id: W1").replace("order_id: B", "order_id: W2")
     return {
         **MINI_FILES,
@@ -302,7 +302,7 @@ def test_unknown_tools_and_token_expired_without_refresh_are_located_suite_error
         (
             "faults:\n  refresh_tool: renew\n",
             "refresh_tool",
-            "refresh_tool 'renew' is not in the spectra",
+            "refresh_tool 'renew' is not listed under tools:",
         ),
         (
             "load:\n  capacity:\n    ship_order: {burst: 1}\n",

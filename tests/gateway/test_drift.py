@@ -18,7 +18,7 @@ from toolproof.agents.registry import resolve_agent
 from toolproof.errors import SuiteError
 from toolproof.gateway import Gateway
 from toolproof.gateway.drift import DriftError, DriftLayer
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner import trial as trials
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
@@ -63,7 +63,7 @@ B: {status: shipped, customer: bob, shipment: {status: in_transit, carrier: UPS}
 W10001: {status: pending, customer: ann}
 """
 
-SPECTRA = "  cancel_order: {tier: 3, weight: 0.3}\n"
+TOOL_ENTRY = "  cancel_order: {tier: 3, weight: 0.3}\n"
 
 DRIFT = """
 drift:
@@ -106,9 +106,9 @@ drift:
 
 
 def suite_text(conditions: str) -> str:
-    assert SPECTRA in MINI_SUITE
+    assert TOOL_ENTRY in MINI_SUITE
     extra = "  list_orders: {tier: 1}\n  search_orders: {tier: 2}\n"
-    return MINI_SUITE.replace(SPECTRA, SPECTRA + extra) + conditions
+    return MINI_SUITE.replace(TOOL_ENTRY, TOOL_ENTRY + extra) + conditions
 
 
 def write_suite(root: Path, conditions: str) -> Path:

@@ -53,15 +53,15 @@ ORDERS = "A: {status: pending}\nB: {status: shipped}\n" + "".join(
     f"{key}: {{status: pending}}\n" for key in "CDEFGHIJKL"
 )
 
-SPECTRA = "  cancel_order: {tier: 3, weight: 0.3}\n"
+TOOL_ENTRY = "  cancel_order: {tier: 3, weight: 0.3}\n"
 
 
 def suite_with(root: Path, conditions: str) -> Suite:
     """The mini suite with twelve orders, list_orders and refresh_token, and `conditions`
     (top-level suite.yaml sections) appended."""
-    assert SPECTRA in MINI_SUITE
+    assert TOOL_ENTRY in MINI_SUITE
     text = MINI_SUITE.replace(
-        SPECTRA, SPECTRA + "  list_orders: {tier: 1}\n  refresh_token: {tier: 1}\n"
+        TOOL_ENTRY, TOOL_ENTRY + "  list_orders: {tier: 1}\n  refresh_token: {tier: 1}\n"
     )
     files = {
         **MINI_FILES,

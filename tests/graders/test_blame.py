@@ -7,7 +7,7 @@ from events import call, say, transcript
 from toolproof.agents.baselines import RetryingOracle
 from toolproof.graders import BLAME_RULES, PARTIES, Failure, Verdict, assign_blame
 from toolproof.graders.blame import RETRY_ATTEMPTS
-from toolproof.spec.models import UserSpec
+from toolproof.spec.user import UserSpec
 from toolproof.transcript import CheckEvent, ModelCallEvent, Transcript
 
 SCRIPT = UserSpec.model_validate(

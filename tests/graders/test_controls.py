@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from toolproof.graders.controls import ControlAnswer, CriterionControls, derived_controls
 from toolproof.graders.rubric import CriterionVerdict, JudgeRecord, grade_rubric
-from toolproof.spec.models import Expectations
+from toolproof.spec.expectations import Expectations
 
 
 def test_derived_controls_plainly_do_and_plainly_refuse_what_the_criterion_asks() -> None:

@@ -10,7 +10,8 @@ from pydantic import TypeAdapter
 
 from toolproof.graders import Evidence, grade
 from toolproof.graders.policy import confirm_before_write
-from toolproof.spec.models import ConfirmBeforeWrite, Expectations, PolicyRuleEntry
+from toolproof.spec.expectations import Expectations
+from toolproof.spec.policy import ConfirmBeforeWrite, PolicyRuleEntry
 from toolproof.transcript import ToolCallEvent, Transcript
 from toolproof.world import World
 

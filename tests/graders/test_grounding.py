@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from toolproof.conversation import contains, mentions, tokens
 from toolproof.graders import Evidence, grade
-from toolproof.spec.models import Expectations
+from toolproof.spec.expectations import Expectations
 from toolproof.transcript import Event, MessageEvent, ToolCallEvent, Transcript
 from toolproof.world import World
 

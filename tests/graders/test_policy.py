@@ -16,15 +16,15 @@ from toolproof.graders.policy import (
     refuse_with_reason,
     refuses,
 )
-from toolproof.spec.models import (
-    Expectations,
+from toolproof.spec.expectations import Expectations
+from toolproof.spec.policy import (
     IdentifyBeforeAccess,
     NoOtherCustomerData,
     PolicyRuleEntry,
     ReadBeforeWrite,
     RefuseWithReason,
-    SuiteFile,
 )
+from toolproof.spec.suite import SuiteFile
 from toolproof.transcript import Transcript
 from toolproof.world import World
 

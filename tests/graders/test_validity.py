@@ -14,7 +14,7 @@ import yaml
 from support import write_files
 
 from toolproof.agents.registry import resolve_agent
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import Trial, run_trial

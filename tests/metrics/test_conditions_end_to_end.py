@@ -22,7 +22,7 @@ from toolproof.report.markdown import gate_markdown
 from toolproof.report.terminal import summary_tables
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.gate import GateSpec
-from toolproof.spec.models import BUILTIN_PERSONAS
+from toolproof.spec.user import BUILTIN_PERSONAS
 from toolproof.store import Store
 from toolproof.suite import load_suite
 

@@ -17,7 +17,7 @@ from toolproof.metrics.recovery import (
     recovery_summary,
     trial_stats,
 )
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.transcript import EndEvent, Event, MessageEvent, ToolCallEvent, Transcript
 
 

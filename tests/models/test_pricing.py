@@ -6,7 +6,7 @@ import pytest
 
 from toolproof.models.base import Usage
 from toolproof.models.pricing import PriceTable
-from toolproof.spec.models import Price
+from toolproof.spec.model_settings import Price
 
 
 @pytest.mark.parametrize(

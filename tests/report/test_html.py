@@ -26,7 +26,7 @@ from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.report.html import passk_curve, render_report, write_report
 from toolproof.report.html.render import MAX_CURVE_POINTS, inline_script, json_for_script
 from toolproof.spec.metrics import CATALOGUE
-from toolproof.spec.models import BUILTIN_PERSONAS
+from toolproof.spec.user import BUILTIN_PERSONAS
 from toolproof.store import Store
 from toolproof.summaries import stored_summary
 

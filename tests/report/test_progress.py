@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
+from toolproof.records.trial import TrialResult
 from toolproof.report.terminal import RunProgress
-from toolproof.results import TrialResult
 from toolproof.transcript import Transcript
 
 

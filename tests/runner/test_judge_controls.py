@@ -21,7 +21,7 @@ from judges import (
 )
 from servers import model_server
 
-from toolproof.spec.models import Controls
+from toolproof.spec.expectations import Controls
 
 # Slow: every test here runs the CLI as a process.
 pytestmark = pytest.mark.slow

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.local import execute, hand_over
 from toolproof.runner.plan import TrialSpec
 from toolproof.transcript import Transcript

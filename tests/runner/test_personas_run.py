@@ -16,7 +16,7 @@ from toolproof.agents.baselines import ADVERSARIES
 from toolproof.errors import UsageError
 from toolproof.runner.config import run_config, variant_keys
 from toolproof.runner.run import RunRequest, run_suite
-from toolproof.spec.models import BUILTIN_PERSONAS
+from toolproof.spec.user import BUILTIN_PERSONAS
 from toolproof.store.journal import Store
 from toolproof.suite import load_suite
 

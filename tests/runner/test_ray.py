@@ -23,8 +23,8 @@ from servers import openai_server
 from support import kill_part_way, write_files
 from test_resume import SLOW_SCRIPT, trial_keys
 
-from toolproof.records import RunConfig
-from toolproof.results import TrialResult
+from toolproof.records.run import RunConfig
+from toolproof.records.trial import TrialResult
 from toolproof.runner.build import gold_replays
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.ray import ActorSetup, TrialActor, archive

@@ -9,7 +9,7 @@ import pytest
 from support import write_files
 
 from toolproof.errors import StoreError, UsageError
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.plan import derive_seed, plan
 from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite

@@ -27,7 +27,7 @@ from support import MINI_FILES, MINI_SUITE, write_files
 
 from toolproof.cli.serve import serve_tools
 from toolproof.errors import UsageError
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.config import RunRequest, run_config
 from toolproof.runner.served import ServedRun, serve
 from toolproof.store.journal import Store

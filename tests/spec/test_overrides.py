@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from toolproof.spec.models import ModelEntry
+from toolproof.spec.model_settings import ModelEntry
 from toolproof.spec.overrides import ModelOverrides
 
 

@@ -401,7 +401,7 @@ def test_duplicate_ids_on_one_line_are_reported(here: Path) -> None:
 # ---------------------------------------------------------------- references
 
 
-def test_tool_in_spectra_missing_from_backend_is_located(here: Path) -> None:
+def test_tool_listed_under_tools_missing_from_backend_is_located(here: Path) -> None:
     text = edit(SOUND, "tools:\n", "tools:\n  refund_order: {tier: 2}\n")
     problem = only_problem(make_suite(here, {"suite.yaml": text}))
     assert (problem.path, problem.line) == ("suite.yaml", line_with(text, "refund_order"))
@@ -1013,10 +1013,10 @@ def test_unsound_faults_do_not_hide_task_problems(here: Path) -> None:
     assert line_with(text, "meteor") in lines, problems
 
 
-# ---------------------------------------------------------------- the tools behind the spectra
+# ---------------------------------------------------------------- the tools behind tools:
 
 
-def test_a_function_named_in_the_spectra_without_tool_is_said_to_lack_it(here: Path) -> None:
+def test_a_function_listed_under_tools_without_tool_is_said_to_lack_it(here: Path) -> None:
     tools = TOOLS.replace("@tool(write=True)\n", "")
     problem = only_problem(make_suite(here, {"tools.py": tools}))
     assert (problem.path, problem.line) == ("suite.yaml", line_with(SOUND, "cancel_order: {"))

@@ -22,7 +22,7 @@ from stored import mini_suite, stored_run
 from together import SCHEMA_2, open_at_once
 
 from toolproof.errors import StoreError, UsageError
-from toolproof.records import RunConfig
+from toolproof.records.run import RunConfig
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import lease
 from toolproof.store.integrity import read_trials, written_trials

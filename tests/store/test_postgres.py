@@ -19,7 +19,7 @@ from sqlalchemy import JSON, MetaData, create_engine, select, text
 from stored import invoke, mini_suite, stored_run
 from together import SCHEMA_2, open_at_once
 
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store.integrity import read_trials, written_trials
 from toolproof.store.journal import Store

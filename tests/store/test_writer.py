@@ -11,7 +11,7 @@ from sqlalchemy import event
 from test_journal import new_run
 
 from toolproof.errors import StoreError
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.store.journal import Store
 from toolproof.store.writer import MAX_BATCH, TrialWriter
 from toolproof.transcript import Transcript

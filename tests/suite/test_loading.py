@@ -144,13 +144,13 @@ def test_tools_may_name_their_backend_among_several(here: Path) -> None:
     }
 
 
-def test_backend_tool_left_out_of_the_spectra_is_a_warning(here: Path) -> None:
+def test_backend_tool_left_out_of_tools_is_a_warning(here: Path) -> None:
     text = only_tasks("  - id: status\n    user: {opening: hi}\n    expect: {must_say: [x]}\n")
     text = edit(text, "  cancel_order: {tier: 3, weight: 0.3}\n", "")
     suite = load_suite(make_suite(here, {"suite.yaml": text}))
     assert list(suite.tools) == ["get_order"]
     assert suite.warnings == [
-        "backend 't': tool 'cancel_order' is not in the spectra, so no agent sees it"
+        "backend 't': tool 'cancel_order' is not listed under tools:, so no agent sees it"
     ]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from support import MINI_FILES, write_files
 
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.store.journal import Store
 
 # Two conversations: one confirms before it writes, one recovers from a failed lookup.

@@ -22,7 +22,7 @@ from toolproof.agents.baselines import NullAgent, OracleAgent
 from toolproof.errors import SuiteError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.gateway.faults import FaultInjector
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.grading import judge
 from toolproof.runner.plan import TrialSpec

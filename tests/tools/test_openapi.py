@@ -86,7 +86,7 @@ def test_operations_become_tools_with_their_schemas(tickets: Suite) -> None:
     assert not tools["list_tickets"].write and tools["update_ticket"].write
     assert all(not b.simulated for b in tools.values())
     warnings = "\n".join(tickets.warnings)
-    assert "tool 'busy' is not in the spectra" in warnings
+    assert "tool 'busy' is not listed under tools:" in warnings
 
 
 @pytest.mark.slow

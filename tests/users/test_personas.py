@@ -12,8 +12,8 @@ import pytest
 
 from toolproof.conversation import is_affirmative, mentions
 from toolproof.errors import UsageError
-from toolproof.spec.models import PersonaSpec, TaskSpec, UserSpec
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task, TaskSpec
+from toolproof.spec.user import PersonaSpec, UserSpec
 from toolproof.suite import load_suite
 from toolproof.transcript import Transcript
 from toolproof.users.personas import (

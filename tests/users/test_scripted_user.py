@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from toolproof.conversation import asks_confirmation, is_affirmative, mentions
-from toolproof.spec.models import UserSpec
+from toolproof.spec.user import UserSpec
 from toolproof.users.scripted import ScriptedUser
 
 

@@ -7,7 +7,7 @@ import asyncio
 import random
 
 from toolproof.conversation import is_affirmative
-from toolproof.spec.models import UserSpec
+from toolproof.spec.user import UserSpec
 from toolproof.users.scripted import ScriptedUser
 from toolproof.users.stretch import planned_turns, stretch
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolproof.gateway import Gateway
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
 

@@ -19,7 +19,7 @@ from toolproof.graders.base import allowed_values, by_field, describe_call
 from toolproof.graders.communication import fielded
 from toolproof.graders.policy import given_by_user
 from toolproof.graders.refusal import is_refusal
-from toolproof.spec.models import IdentifyBeforeAccess, NoOtherCustomerData
+from toolproof.spec.policy import IdentifyBeforeAccess, NoOtherCustomerData
 from toolproof.tools.base import ToolResult
 from toolproof.transcript import Transcript
 

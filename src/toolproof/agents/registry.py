@@ -23,7 +23,7 @@ from toolproof.models.registry import build_client, choose_model
 from toolproof.models.scripted import ScriptedModel, load_script
 from toolproof.registry import Registry
 from toolproof.spec.overrides import ModelOverrides
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
 from toolproof.users.llm import LLMUser

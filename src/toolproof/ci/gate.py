@@ -48,7 +48,7 @@ from toolproof.metrics.power import trials_needed
 from toolproof.metrics.sections import MetricValues
 from toolproof.metrics.stats import exact
 from toolproof.metrics.summary import ModelSummary, RunSummary, model_metrics, run_summary
-from toolproof.records import RunRecord
+from toolproof.records.run import RunRecord
 from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.spec.metrics import CATALOGUE, PASS_AT, PASS_HAT, RELIABILITY_SCORE
 from toolproof.store.journal import Store

@@ -15,7 +15,7 @@ from toolproof.graders.policy import check_policy, violations
 from toolproof.metrics.monitor import Comparison, Dimension, Worse, compare_dimension
 from toolproof.metrics.recovery import is_loop, recovered_calls
 from toolproof.spec.metrics import LOOP_RATE, RECOVERY_RATE, MetricDef
-from toolproof.spec.models import PolicyRuleSpec
+from toolproof.spec.policy import PolicyRuleSpec
 from toolproof.store.journal import Store
 from toolproof.suite.loaded import Suite
 from toolproof.telemetry import semconv as sc

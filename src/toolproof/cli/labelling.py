@@ -17,7 +17,7 @@ from toolproof.errors import Problem, SuiteError, UsageError
 from toolproof.format import fixed
 from toolproof.graders.rubric import render_transcript
 from toolproof.metrics.agreement import Item, agreement
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.store.journal import Store
 from toolproof.store.labels import Label, TrialKey, run_labels, save_labels, trial_items, trial_key
 

@@ -68,7 +68,7 @@ from toolproof.store.queries import open_existing
 from toolproof.summaries import stored_summary
 
 if TYPE_CHECKING:
-    from toolproof.results import TrialResult
+    from toolproof.records.trial import TrialResult
     from toolproof.runner.config import RunRequest, RunTarget
     from toolproof.runner.run import RunReport, RunStart
     from toolproof.telemetry import OtelOptions

@@ -1,6 +1,6 @@
 """Schema drift: the API the agent sees changes; calls are mapped back to the suite's tools.
 
-A drift variant is a list of declarative transforms applied in order to the tool spectra.
+A drift variant is a list of declarative transforms applied in order to the suite's tools.
 The world never drifts: every call the agent makes through a drifted API reaches the suite's
 own tool with the suite's own argument names, so expected final states stay valid.
 """
@@ -27,7 +27,7 @@ from toolproof.tools.base import ToolResult, ToolSchema
 
 
 class DriftError(ValueError):
-    """A transform that does not fit the spectra (a suite error)."""
+    """A transform that does not fit the suite's tools (a suite error)."""
 
 
 @dataclass

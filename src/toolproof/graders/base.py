@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolproof.graders.ownership import Ownership
-from toolproof.spec.models import Expectations, PolicyRuleSpec
+from toolproof.spec.expectations import Expectations
+from toolproof.spec.policy import PolicyRuleSpec
 from toolproof.transcript import Transcript
 from toolproof.world import Change
 

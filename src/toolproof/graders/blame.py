@@ -34,7 +34,7 @@ from pydantic import BaseModel
 from toolproof.conversation import holds, tokens
 from toolproof.graders.base import Verdict
 from toolproof.graders.policy import violations
-from toolproof.spec.models import UserSpec
+from toolproof.spec.user import UserSpec
 from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
 
 Party = Literal["agent", "user_simulator", "environment", "grader"]

@@ -8,7 +8,7 @@ from typing import Any
 
 from toolproof.conversation import tokens
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
-from toolproof.spec.models import Action, CallSpec, Expectations
+from toolproof.spec.expectations import Action, CallSpec, Expectations
 from toolproof.transcript import ToolCallEvent
 
 

@@ -10,7 +10,7 @@ anything, so both are marked undecided (the grader's failure, not the agent's).
 from __future__ import annotations
 
 from toolproof.graders.base import Evidence, Verdict
-from toolproof.spec.models import Expectations
+from toolproof.spec.expectations import Expectations
 
 
 def grade_checks(expect: Expectations, evidence: Evidence) -> list[Verdict]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from toolproof.conversation import contains, tokens
 from toolproof.graders.base import Alternatives, Evidence, Verdict, by_field
-from toolproof.spec.models import Expectations, Fact
+from toolproof.spec.expectations import Expectations, Fact
 from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from toolproof.spec.models import Controls, Criterion
+from toolproof.spec.expectations import Controls, Criterion
 from toolproof.transcript import Transcript
 
 _IRREGULAR = {"is": "be", "are": "be", "has": "have", "does": "do", "goes": "go"}

@@ -2,7 +2,7 @@
 
 Each rule reads the transcript in order, as the conversation happened, and fails at the
 first event that breaks it, naming it. A suite configures its rules in `policy_rules`
-(`toolproof.spec.models`: which tools identify the user, which reach into an account, which
+(`toolproof.spec.policy`: which tools identify the user, which reach into an account, which
 fields are a customer's data, which read must come before which write).
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from toolproof.conversation import asks_confirmation, contains, is_affirmative, tokens
 from toolproof.graders.base import Evidence, Verdict, describe_call
 from toolproof.graders.ownership import Ownership, identifier
-from toolproof.spec.models import (
+from toolproof.spec.policy import (
     ConfirmBeforeWrite,
     IdentifyBeforeAccess,
     NoOtherCustomerData,

@@ -16,14 +16,8 @@ from toolproof.conversation import declines
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
 from toolproof.graders.calls import patterns
 from toolproof.graders.policy import DEFAULT_REASONS, gives_reason
-from toolproof.spec.models import (
-    CallSpec,
-    Expectations,
-    PolicyRuleSpec,
-    ReadBeforeWrite,
-    Refusal,
-    RefuseWithReason,
-)
+from toolproof.spec.expectations import CallSpec, Expectations, Refusal
+from toolproof.spec.policy import PolicyRuleSpec, ReadBeforeWrite, RefuseWithReason
 from toolproof.transcript import MessageEvent, ToolCallEvent
 
 

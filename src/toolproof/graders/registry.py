@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 from toolproof.graders.base import Evidence, Grader, Verdict
 from toolproof.registry import Registry
-from toolproof.spec.models import Expectations, PolicyRuleSpec
+from toolproof.spec.expectations import Expectations
+from toolproof.spec.policy import PolicyRuleSpec
 
 GRADERS: Registry[Grader] = Registry("grader")
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from toolproof.graders.base import Verdict
 from toolproof.graders.controls import CriterionControls
-from toolproof.spec.models import Criterion, Expectations
+from toolproof.spec.expectations import Criterion, Expectations
 from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
 
 SYSTEM = (

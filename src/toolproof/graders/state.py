@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolproof.graders.base import Evidence, Verdict
-from toolproof.spec.models import Expectations, StateCheck
+from toolproof.spec.expectations import Expectations, StateCheck
 from toolproof.world import describe_changes
 
 

@@ -15,8 +15,8 @@ from typing import Any
 from toolproof.errors import Problem, SuiteError
 from toolproof.metrics.recovery import trial_stats
 from toolproof.models.base import ToolCall
-from toolproof.records import RunConfig
-from toolproof.results import TrialResult
+from toolproof.records.run import RunConfig
+from toolproof.records.trial import TrialResult
 from toolproof.spec.files import FileProblem, gunzip, read_file
 from toolproof.spec.yamlload import MAX_DEPTH, too_deep
 from toolproof.store.journal import NewRun, Store

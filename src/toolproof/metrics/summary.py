@@ -58,7 +58,7 @@ from toolproof.metrics.sections import (
     TaskRow,
     VariantSummary,
 )
-from toolproof.records import InfraPolicy, RunRecord
+from toolproof.records.run import InfraPolicy, RunRecord
 from toolproof.spec.metrics import (
     CATALOGUE,
     CHECKPOINT_DEGRADATION,

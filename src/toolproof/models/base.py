@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolproof.spec.models import ModelSettings
+from toolproof.spec.model_settings import ModelSettings
 from toolproof.tools.base import ToolSchema
 
 __all__ = [

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 
 from toolproof.models.base import Message, ModelClient, ModelResponse, Usage
-from toolproof.spec.models import Price
+from toolproof.spec.model_settings import Price
 from toolproof.tools.base import ToolSchema
 
 

@@ -24,7 +24,7 @@ from toolproof.errors import UsageError
 from toolproof.models.base import ModelClient, ModelSettings
 from toolproof.models.pricing import Metered, PriceTable
 from toolproof.registry import Registry
-from toolproof.spec.models import ModelEntry
+from toolproof.spec.model_settings import ModelEntry
 from toolproof.spec.overrides import ModelOverrides
 
 DEFAULT_MODEL = "local/smollm2"

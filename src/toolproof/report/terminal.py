@@ -37,7 +37,7 @@ from toolproof.spec.metrics import (
 
 if TYPE_CHECKING:
     from toolproof.ci.gate import GateResult
-    from toolproof.results import TrialResult
+    from toolproof.records.trial import TrialResult
 
 
 class RunProgress:

@@ -22,7 +22,7 @@ from toolproof.transcript import (
 )
 
 if TYPE_CHECKING:
-    from toolproof.results import TrialResult
+    from toolproof.records.trial import TrialResult
     from toolproof.store.queries import PickedTrial
 
 RESULT_CHARS = 400

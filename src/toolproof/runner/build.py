@@ -15,15 +15,15 @@ from dataclasses import dataclass
 
 from toolproof.agents.registry import AgentChoice, model_client, resolve_agents, resolve_user
 from toolproof.errors import Problem, SuiteError, UsageError
-from toolproof.records import RunConfig
-from toolproof.results import TrialResult
+from toolproof.records.run import RunConfig
+from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.judging import JudgeModel, hold_answers
 from toolproof.runner.plan import TrialSpec
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.overrides import ModelOverrides
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 from toolproof.users.scripted import UserFactory
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from toolproof.errors import UsageError
 from toolproof.metrics.summary import InfraPolicy
-from toolproof.records import RunConfig, RunRecord
+from toolproof.records.run import RunConfig, RunRecord
 from toolproof.redact import REDACTED, redacted
 from toolproof.runner.build import judge_name
 from toolproof.runner.variants import Variant
@@ -38,9 +38,9 @@ from toolproof.spec.limits import (
     whole,
 )
 from toolproof.spec.metrics import CATALOGUE, DECLARED
-from toolproof.spec.models import BUILTIN_PERSONAS
 from toolproof.spec.overrides import ModelOverrides
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
+from toolproof.spec.user import BUILTIN_PERSONAS
 from toolproof.store.journal import Store
 from toolproof.store.queries import open_existing
 from toolproof.suite import load_suite

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from toolproof.errors import ToolCrashed
-from toolproof.spec.models import Action
-from toolproof.spec.source import Task
+from toolproof.spec.expectations import Action
+from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext
 from toolproof.world import Change, World, describe_changes

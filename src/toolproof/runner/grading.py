@@ -17,9 +17,10 @@ from toolproof.graders.ownership import Ownership, caller_of, index_world, patch
 from toolproof.graders.rubric import JudgeRecord, grade_rubric
 from toolproof.metrics.personas import GoldCall, conversation_stats
 from toolproof.metrics.recovery import trial_stats
-from toolproof.results import Outcome
-from toolproof.spec.models import Action, CallSpec, NoOtherCustomerData
-from toolproof.spec.source import Task
+from toolproof.records.trial import Outcome
+from toolproof.spec.expectations import Action, CallSpec
+from toolproof.spec.policy import NoOtherCustomerData
+from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
 from toolproof.world import Change, World

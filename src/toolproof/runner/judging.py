@@ -35,8 +35,8 @@ from toolproof.graders.rubric import (
 )
 from toolproof.models.base import Message, ModelClient, ProviderError
 from toolproof.seeds import stream_seed
-from toolproof.spec.models import Criterion
-from toolproof.spec.source import Task
+from toolproof.spec.expectations import Criterion
+from toolproof.spec.task import Task
 from toolproof.transcript import Transcript
 
 ATTEMPTS = 3

@@ -13,7 +13,7 @@ import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable, Iterable
 
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.plan import TrialSpec
 
 _slot: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
 
 
 def derive_seed(suite_seed: int, variant: str, task_id: str, trial: int) -> int:

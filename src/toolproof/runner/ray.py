@@ -27,8 +27,8 @@ from toolproof.config import config_path, load_config
 from toolproof.errors import ToolproofError, UsageError
 from toolproof.models.http import close_shared
 from toolproof.models.registry import key_variables
-from toolproof.records import RunConfig
-from toolproof.results import TrialResult
+from toolproof.records.run import RunConfig
+from toolproof.records.trial import TrialResult
 from toolproof.runner.build import RunOne, Wiring, build
 from toolproof.runner.gold import GoldReplay
 from toolproof.runner.plan import TrialSpec

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from toolproof.errors import InfraError, UsageError
 from toolproof.graders.rubric import JudgeRecord, judge_prompt
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.build import judge_name, make_judge
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.grading import derived, judge
 from toolproof.runner.judging import JudgeModel, control_prompts, goal, judge_rubric
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
 from toolproof.store.journal import Store, now
 from toolproof.store.manifest import record_manifest
 from toolproof.suite.loaded import Suite

@@ -21,8 +21,8 @@ from sqlalchemy.exc import DBAPIError
 from toolproof.errors import StoreError, UsageError
 from toolproof.metrics.summary import RunSummary
 from toolproof.models.http import close_shared
-from toolproof.records import RunConfig
-from toolproof.results import TrialResult
+from toolproof.records.run import RunConfig
+from toolproof.records.trial import TrialResult
 from toolproof.runner.build import RunOne, Wiring, build
 from toolproof.runner.config import (
     RunRequest,
@@ -34,7 +34,7 @@ from toolproof.runner.config import (
 )
 from toolproof.runner.local import execute
 from toolproof.runner.plan import TrialSpec, plan
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
 from toolproof.store.journal import NewRun, Store, WriteFailed
 from toolproof.store.manifest import record_manifest
 from toolproof.store.writer import TrialWriter

@@ -44,8 +44,8 @@ from toolproof.agents.base import Agent, TrialContext
 from toolproof.agents.registry import AgentChoice
 from toolproof.errors import AgentFailure, ToolCrashed, UsageError
 from toolproof.gateway import Gateway
-from toolproof.records import RunConfig
-from toolproof.results import TrialResult
+from toolproof.records.run import RunConfig
+from toolproof.records.trial import TrialResult
 from toolproof.runner.build import Wiring, build, gold_replays
 from toolproof.runner.config import RunRequest, run_config
 from toolproof.runner.plan import TrialSpec, derive_seed

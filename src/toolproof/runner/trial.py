@@ -16,7 +16,7 @@ from toolproof.agents.base import AgentFactory, TrialContext
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.graders.rubric import JudgeRecord
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.grading import derived, judge
 from toolproof.runner.judging import JudgeModel, judge_rubric
 from toolproof.runner.local import hand_over

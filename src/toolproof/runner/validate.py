@@ -28,15 +28,15 @@ from toolproof.graders.communication import (
     fact_fields,
     record,
 )
-from toolproof.records import RunConfig
-from toolproof.results import TrialResult
+from toolproof.records.run import RunConfig
+from toolproof.records.trial import TrialResult
 from toolproof.runner.build import Wiring, build
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.grading import ownership
 from toolproof.runner.plan import TrialSpec, derive_seed
 from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 
 

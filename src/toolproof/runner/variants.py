@@ -13,7 +13,7 @@ from toolproof.gateway.core import Conditions
 from toolproof.gateway.drift import DriftError, DriftLayer
 from toolproof.gateway.faults import FaultInjector
 from toolproof.gateway.load import SharedCapacity
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
 from toolproof.spec.variants import VariantKey
 from toolproof.suite.loaded import Suite
 from toolproof.users.personas import Persona, leaked, resolve_persona

@@ -33,7 +33,7 @@ from toolproof.runtime.mcp import MCPConnection, MCPLaunch
 from toolproof.runtime.processes import child_env, program
 from toolproof.runtime.services import Service
 from toolproof.runtime.trial import TrialEnvironment, trial_of
-from toolproof.spec.models import MCPBackend, OpenAPIBackend, SuiteFile
+from toolproof.spec.backends import MCPBackend, OpenAPIBackend
 from toolproof.spec.placeholders import (
     RUN_NAMES,
     TRIAL_NAMES,
@@ -42,6 +42,7 @@ from toolproof.spec.placeholders import (
     expand_value,
     placeholders,
 )
+from toolproof.spec.suite import SuiteFile
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.tools.mcp import DiscoveredTool
 

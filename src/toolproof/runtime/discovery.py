@@ -24,9 +24,9 @@ from toolproof.errors import InfraError
 from toolproof.runtime.core import Runtime
 from toolproof.runtime.functions import signature_problem
 from toolproof.spec.files import FileProblem
-from toolproof.spec.models import SuiteFile
 from toolproof.spec.placeholders import template_problems
 from toolproof.spec.source import SuiteSource, shown
+from toolproof.spec.suite import SuiteFile
 from toolproof.tools.base import Tool
 from toolproof.tools.guard import ProcessExit, exits_refused, interrupts_marked, raised_inside
 

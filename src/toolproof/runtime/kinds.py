@@ -2,8 +2,8 @@
 
 A kind is a function `(discovery, backend name, backend spec) -> {tool name: Tool}`,
 registered in `KINDS` for its type by a factory that returns it. Adding a kind of backend is
-adding one such function and its registration (and its spec model in `toolproof.spec.models`);
-nothing else branches on it.
+adding one such function and its registration (and its spec model in
+`toolproof.spec.backends`); nothing else branches on it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from toolproof.errors import InfraError
 from toolproof.registry import Registry
 from toolproof.runtime.discovery import Discovery
-from toolproof.spec.models import MCPBackend, OpenAPIBackend, PythonBackend
+from toolproof.spec.backends import MCPBackend, OpenAPIBackend, PythonBackend
 from toolproof.spec.placeholders import expand
 from toolproof.tools.base import Tool
 from toolproof.tools.mcp import MCPTool

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from toolproof.errors import InfraError
 from toolproof.runtime.processes import child_env, free_port, program, with_stderr
-from toolproof.spec.models import ServiceSpec
+from toolproof.spec.backends import ServiceSpec
 from toolproof.spec.placeholders import expand
 
 

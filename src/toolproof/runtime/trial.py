@@ -24,7 +24,8 @@ from toolproof.errors import InfraError
 from toolproof.runtime.functions import call_function
 from toolproof.runtime.mcp import MCPConnection
 from toolproof.runtime.processes import run_command, tail, with_stderr
-from toolproof.spec.models import CheckSpec, HookSpec
+from toolproof.spec.backends import HookSpec
+from toolproof.spec.expectations import CheckSpec
 from toolproof.spec.placeholders import PlaceholderError, expand
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.transcript import CheckEvent

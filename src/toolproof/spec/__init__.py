@@ -10,19 +10,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolproof.spec.models import Expectations, SuiteFile, TaskSpec
+    from toolproof.spec.expectations import Expectations
     from toolproof.spec.read import read_suite
-    from toolproof.spec.source import SuiteSource, Task
+    from toolproof.spec.source import SuiteSource
+    from toolproof.spec.suite import SuiteFile
+    from toolproof.spec.task import Task, TaskSpec
 
 __all__ = ["Expectations", "SuiteFile", "SuiteSource", "Task", "TaskSpec", "read_suite"]
 
 _HOMES = {
-    "Expectations": "models",
-    "SuiteFile": "models",
-    "TaskSpec": "models",
+    "Expectations": "expectations",
+    "SuiteFile": "suite",
+    "TaskSpec": "task",
+    "Task": "task",
     "read_suite": "read",
     "SuiteSource": "source",
-    "Task": "source",
 }
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from toolproof.spec.models import SuiteFile
+    from toolproof.spec.suite import SuiteFile
 
 Scope = Literal["run", "trial"]
 

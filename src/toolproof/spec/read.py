@@ -15,15 +15,9 @@ from pydantic import ValidationError
 
 from toolproof.errors import SuiteError
 from toolproof.spec.files import FileProblem, gunzip, read_file
-from toolproof.spec.models import SuiteFile, TaskSpec
-from toolproof.spec.source import (
-    SUITE_FILE,
-    SuiteSource,
-    Task,
-    shown,
-    validate,
-    validation_problems,
-)
+from toolproof.spec.source import SUITE_FILE, SuiteSource, shown, validate, validation_problems
+from toolproof.spec.suite import SuiteFile
+from toolproof.spec.task import Task, TaskSpec
 from toolproof.spec.yamlload import MAX_DEPTH, LineDict, LineList, line_of, load_yaml, too_deep
 
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".json.gz")
@@ -52,6 +46,7 @@ def read_suite(path: str | Path) -> SuiteSource:
     source.record(suite_path, text)
     if not isinstance(raw, LineDict):
         raise SuiteError.at(where, 1, "suite.yaml must be a mapping of fields")
+    _old_names(source, raw)
     entries = raw.get("tasks")
     source.file = _suite_file(source, _without_tasks(raw))
     if "tasks" in raw and not isinstance(entries, list):
@@ -61,6 +56,30 @@ def read_suite(path: str | Path) -> SuiteSource:
         source.data = _world_data(source, source.file)
     source.tasks = _tasks(source, entries if isinstance(entries, list) else [])
     return source
+
+
+OLD_NAMES = {"spectra": "tools"}
+"""Keys suite.yaml once spelt otherwise: the old name, still read, and the name it is now."""
+
+
+def _old_names(source: SuiteSource, raw: LineDict) -> None:
+    """Read each old key as its new name, in place and with its line (so everything later
+    locates it as written). A suite giving both is a located error."""
+    for old, new in OLD_NAMES.items():
+        if old not in raw:
+            continue
+        if new in raw:
+            source.suite_problem(
+                [old], f"'{old}:' is the old name of '{new}:'; give the list once, under '{new}:'"
+            )
+            del raw[old]
+            continue
+        raw[new] = raw.pop(old)
+        raw.key_lines[new] = raw.key_lines.pop(old)
+        source.warnings.append(
+            f"{source.where}:{raw.key_lines[new]}: '{old}:' is the old name of '{new}:'; "
+            f"it is read as '{new}:', rename it"
+        )
 
 
 # Sections that no other part of a suite is checked against but the score: when only such

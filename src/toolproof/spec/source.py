@@ -11,7 +11,8 @@ from pydantic import BaseModel, ValidationError
 
 from toolproof.errors import Problem
 from toolproof.spec.files import FileProblem, read_file, resolved
-from toolproof.spec.models import SuiteFile, TaskSpec
+from toolproof.spec.suite import SuiteFile
+from toolproof.spec.task import Task
 from toolproof.spec.yamlload import LineDict, line_of
 
 SUITE_FILE = "suite.yaml"
@@ -24,25 +25,6 @@ def shown(path: Path) -> str:
         if whole is not None and whole.is_relative_to(here):
             return str(whole.relative_to(here))
     return str(path)
-
-
-@dataclass(frozen=True)
-class Task:
-    """A task as read: its spec, where it was defined, and its content hash."""
-
-    spec: TaskSpec
-    source: str
-    line: int | None
-    lines: LineDict = field(repr=False, compare=False)
-    content_hash: str = ""
-
-    @property
-    def id(self) -> str:
-        return self.spec.id
-
-    def at(self, *loc: Any) -> int | None:
-        """The line of a place inside the task (`at("expect", "calls", 0)`), else its own."""
-        return line_of(self.lines, list(loc)) or self.line
 
 
 @dataclass

@@ -36,7 +36,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from toolproof.errors import StoreError, UsageError
-from toolproof.records import RunConfig, RunRecord
+from toolproof.records.run import RunConfig, RunRecord
 from toolproof.redact import redacted
 from toolproof.store import lease as leases
 from toolproof.store.lease import Lease
@@ -53,7 +53,7 @@ from toolproof.store.schema import (
 )
 
 if TYPE_CHECKING:
-    from toolproof.results import TrialResult
+    from toolproof.records.trial import TrialResult
 
 DEFAULT_URL = "sqlite:///toolproof.db"
 
@@ -398,7 +398,7 @@ class Store:
 
     def results(self, run_id: str) -> Iterator[tuple[int, TrialResult]]:
         """(row id, full result) for every trial of a run, streamed."""
-        from toolproof.results import TrialResult  # the graders' types: not for every reader
+        from toolproof.records.trial import TrialResult  # the graders' types: not for every reader
 
         query = select(trials.c.id, trials.c.result).where(trials.c.run_id == run_id)
         with self.engine.connect() as conn:
@@ -409,7 +409,7 @@ class Store:
         self, run_id: str, variant: str, model: str, task_id: str, trial: int
     ) -> TrialResult | None:
         """One trial's full result; None when the run has no such trial."""
-        from toolproof.results import TrialResult
+        from toolproof.records.trial import TrialResult
 
         query = select(trials.c.result).where(
             trials.c.run_id == run_id,

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, select
 
-from toolproof.results import TrialResult
-from toolproof.spec.models import OUTCOME_LABEL
+from toolproof.records.trial import TrialResult
+from toolproof.spec.expectations import OUTCOME_LABEL
 from toolproof.store.journal import Store, now
 from toolproof.store.schema import labels
 

@@ -30,7 +30,7 @@ from toolproof.store.rows import KEY_COLUMNS, outcome_dicts
 from toolproof.store.schema import run_tasks, runs, trials
 
 if TYPE_CHECKING:
-    from toolproof.results import TrialResult
+    from toolproof.records.trial import TrialResult
 
 
 @contextmanager

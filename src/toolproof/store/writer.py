@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from types import TracebackType
 
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.store.journal import Store
 
 MAX_BATCH = 256

@@ -1,6 +1,7 @@
-"""The loaded suite: its tools bound into the spectra, its tasks, its world, its runtime."""
+"""The loaded suite: its tools (`tools:`) bound to their backends, its tasks, its world, its
+runtime."""
 
-from toolproof.spec.source import Task
+from toolproof.spec.task import Task
 from toolproof.suite.load import load_suite
 from toolproof.suite.loaded import Suite
 from toolproof.tools.binding import ToolBinding

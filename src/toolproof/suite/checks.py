@@ -6,17 +6,17 @@ from typing import Any
 
 from toolproof.conversation import contains, tokens
 from toolproof.gateway.drift import DriftError, DriftLayer
-from toolproof.spec.models import (
+from toolproof.spec.expectations import Refusal
+from toolproof.spec.placeholders import scope_names, template_problem
+from toolproof.spec.policy import (
     IdentifyBeforeAccess,
     NoOtherCustomerData,
     ReadBeforeWrite,
-    Refusal,
     RefuseWithReason,
-    SuiteFile,
-    TaskSpec,
 )
-from toolproof.spec.placeholders import scope_names, template_problem
-from toolproof.spec.source import SuiteSource, Task
+from toolproof.spec.source import SuiteSource
+from toolproof.spec.suite import SuiteFile
+from toolproof.spec.task import Task, TaskSpec
 from toolproof.tools.binding import ToolBinding
 
 
@@ -27,7 +27,7 @@ def check_task(
     world: Any,
     task_ids: dict[str, str],
 ) -> None:
-    """Semantic checks of one task. A tool declared in the spectra that did not load (its
+    """Semantic checks of one task. A tool listed under `tools:` that did not load (its
     problem is already reported) is not reported again as unknown."""
     assert source.file is not None
     spec = task.spec
@@ -169,7 +169,7 @@ def _check_checks(
 
 def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
     """Fault profiles, drift variants, load, score and policy rules must name what the suite
-    has. They are checked against the spectra as declared, so a tool that failed to load
+    has. They are checked against `tools:` as declared, so a tool that failed to load
     (reported already) is not reported again here."""
     check_policy_rules(source, file, tools)
     declared = set(file.tools)
@@ -177,7 +177,7 @@ def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, Tool
     if faults.refresh_tool and faults.refresh_tool not in declared:
         source.suite_problem(
             ["faults", "refresh_tool"],
-            f"refresh_tool '{faults.refresh_tool}' is not in the spectra",
+            f"refresh_tool '{faults.refresh_tool}' is not listed under tools:",
         )
     for name, rules in faults.profiles.items():
         for i, rule in enumerate(rules):
@@ -210,9 +210,9 @@ def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, Tool
 
 
 def check_policy_rules(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
-    """Each rule's tools are in the spectra and of the right kind (the user is identified by
+    """Each rule's tools are listed under `tools:` and of the right kind (the user is identified by
     a read; a required read guards a write and matches the write's own arguments). A tool
-    declared in the spectra that did not load is not reported again."""
+    listed under `tools:` that did not load is not reported again."""
     declared = set(file.tools)
 
     def tool(loc: list[str | int], name: str, kind: str | None = None) -> ToolBinding | None:
@@ -254,8 +254,8 @@ def check_policy_rules(source: SuiteSource, file: SuiteFile, tools: dict[str, To
 
 
 def _check_drift(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
-    """Each drift variant applies to the tools' schemas; a variant that names a tool of the
-    spectra that did not load cannot be checked, and is left to the next load."""
+    """Each drift variant applies to the tools' schemas; a variant that names a tool of
+    `tools:` that did not load cannot be checked, and is left to the next load."""
     unloaded = set(file.tools) - set(tools)
     schemas = {name: b.schema for name, b in tools.items()}
     for name, transforms in file.drift.items():

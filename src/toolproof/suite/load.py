@@ -2,7 +2,7 @@
 
 Three steps, each in its own place: read the files (`toolproof.spec.read`, runs nothing),
 discover the tools and start what is live (`toolproof.runtime.discover`, one call), then bind
-the spectra and check every task and condition against what was found
+the tools and check every task and condition against what was found
 (`toolproof.suite.checks`). All problems of the three steps are raised together, by file and
 line.
 """
@@ -18,9 +18,10 @@ from jsonschema.exceptions import SchemaError
 
 from toolproof.errors import Problem, SuiteError
 from toolproof.runtime import discover
-from toolproof.spec.models import Backend, PythonBackend, SuiteFile
+from toolproof.spec.backends import Backend, PythonBackend
 from toolproof.spec.read import read_suite
 from toolproof.spec.source import SuiteSource, shown
+from toolproof.spec.suite import SuiteFile
 from toolproof.suite.checks import check_conditions, check_task
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import Tool, ToolSchema
@@ -110,14 +111,14 @@ def _names_tool(decorator: ast.expr) -> bool:
 def bind_tools(
     source: SuiteSource, file: SuiteFile, backends: dict[str, dict[str, Tool]]
 ) -> dict[str, ToolBinding]:
-    """The spectra: each tool of `tools:` bound to its backend's tool, tier and weight, with
+    """The suite's tools: each tool of `tools:` bound to its backend's tool, tier and weight, with
     the overrides of suite.yaml (description, parameters, write)."""
     for backend_name, backend_tools in backends.items():
         for tool_name in backend_tools:
             if tool_name not in file.tools:
                 source.warnings.append(
-                    f"backend '{backend_name}': tool '{tool_name}' is not in the spectra, "
-                    "so no agent sees it"
+                    f"backend '{backend_name}': tool '{tool_name}' is not listed under "
+                    "tools:, so no agent sees it"
                 )
     bindings: dict[str, ToolBinding] = {}
     for name, entry in file.tools.items():

@@ -9,8 +9,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from toolproof.errors import UsageError
-from toolproof.spec.models import SuiteFile
-from toolproof.spec.source import Task
+from toolproof.spec.suite import SuiteFile
+from toolproof.spec.task import Task
 from toolproof.tools.base import ToolSchema
 from toolproof.tools.binding import ToolBinding
 from toolproof.world import FrozenDict, World

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolproof.errors import UsageError
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.version import __version__
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
-from toolproof.results import TrialResult
+from toolproof.records.trial import TrialResult
 from toolproof.runner.variants import Variant
 from toolproof.telemetry import semconv as sc
 from toolproof.transcript import MessageEvent, ModelCallEvent, ToolCallEvent

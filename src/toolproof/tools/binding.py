@@ -9,7 +9,7 @@ from toolproof.tools.base import Tool, ToolSchema
 
 @dataclass(frozen=True)
 class ToolBinding:
-    """A tool of the spectra: its backend tool, what the model sees, tier, weight, kind."""
+    """A tool of the suite (`tools:`): its backend tool, what the model sees, tier, weight, kind."""
 
     tool: Tool
     schema: ToolSchema

@@ -1,4 +1,4 @@
-"""MCP tools: the tools a Model Context Protocol server lists, as the spectra sees them.
+"""MCP tools: the tools a Model Context Protocol server lists, as a suite's tools.
 
 The connection to the server is live and belongs to the runtime (`toolproof.runtime.mcp`);
 an MCPTool is given the function that makes a call through it.

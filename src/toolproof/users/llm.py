@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from toolproof.models.base import Message, ModelClient
 from toolproof.seeds import stream_seed
-from toolproof.spec.models import UserSpec
+from toolproof.spec.user import UserSpec
 from toolproof.transcript import ModelCallEvent, Transcript
 from toolproof.users.scripted import User
 

@@ -23,16 +23,9 @@ from typing import Any
 
 from toolproof.conversation import mentions
 from toolproof.errors import UsageError
-from toolproof.spec.models import (
-    BUILTIN_PERSONAS,
-    Action,
-    CallSpec,
-    Match,
-    PersonaSpec,
-    UserSpec,
-    UserTurn,
-)
-from toolproof.spec.source import Task
+from toolproof.spec.expectations import Action, CallSpec
+from toolproof.spec.task import Task
+from toolproof.spec.user import BUILTIN_PERSONAS, Match, PersonaSpec, UserSpec, UserTurn
 
 __all__ = [
     "BUILTIN_PERSONAS",

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from toolproof.conversation import holds
-from toolproof.spec.models import UserSpec
+from toolproof.spec.user import UserSpec
 
 if TYPE_CHECKING:
-    from toolproof.spec.source import Task
+    from toolproof.spec.task import Task
     from toolproof.transcript import Transcript
 
 

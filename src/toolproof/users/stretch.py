@@ -14,7 +14,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from toolproof.spec.models import UserSpec, UserTurn
+from toolproof.spec.user import UserSpec, UserTurn
 
 FILLERS = (
     "One moment, I'm just pulling up my notes.",

@@ -18,7 +18,7 @@ from toolproof.users.scripted import ScriptedUser, User, UserFactory, scripted_u
 from toolproof.users.stretch import stretch
 
 if TYPE_CHECKING:
-    from toolproof.spec.source import Task
+    from toolproof.spec.task import Task
     from toolproof.transcript import Transcript
 
 

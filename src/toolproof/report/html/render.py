@@ -464,6 +464,16 @@ def _asset(*parts: str) -> str:
     return resources.files("toolproof.report.html").joinpath(*parts).read_text(encoding="utf-8")
 
 
+SCRIPT_PARTS = ("page.js", "summary.js", "breakdowns.js", "trials.js", "start.js")
+"""The report's script, in the order it runs: parts of one function's body, sharing its scope."""
+
+
+def _script() -> str:
+    """The report's script: its parts, in order, inside one strict function run at once."""
+    body = "\n".join(_asset("template", name) for name in SCRIPT_PARTS)
+    return f"(function () {{\n  'use strict';\n\n{body}}})();\n"
+
+
 _SCRIPT_CLOSE = re.compile(r"</(script)", re.IGNORECASE)
 _SOURCE_MAP = re.compile(r"^//# sourceMappingURL=.*$", re.MULTILINE)
 
@@ -502,7 +512,7 @@ def _default_title(data: dict[str, Any]) -> str:
 
 def _page(data: dict[str, Any], chunks: list[str]) -> str:
     chart = inline_script(_asset("static", "chart.umd.min.js"))
-    app = inline_script(_asset("template", "report.js"))
+    app = inline_script(_script())
     style = _asset("template", "report.css")
     if "</" in style:
         raise ValueError("report.css must not contain '</'")

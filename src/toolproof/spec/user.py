@@ -1,0 +1,117 @@
+"""The user side of a task: its opening, scripted turns and reactive replies, each said when
+its condition on the agent's last reply holds; and the personas a suite may play it in."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from toolproof.spec.base import Strict
+
+SHORTCUTS = ("always", "asks_confirmation", "asks_question")
+
+
+class Match(Strict):
+    """A condition on the agent's last reply (case-insensitive)."""
+
+    contains: list[str] | None = None
+    regex: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Match:
+        if (self.contains is None) == (self.regex is None):
+            raise ValueError("give exactly one of 'contains' or 'regex'")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"bad regex: {exc}") from None
+        return self
+
+
+def _condition(value: Any) -> Any:
+    if isinstance(value, str):
+        if value not in SHORTCUTS:
+            raise ValueError(
+                f"unknown condition {value!r}; use one of {', '.join(SHORTCUTS)}, "
+                "{contains: [...]} or {regex: ...}"
+            )
+        return value
+    if isinstance(value, dict):
+        return Match.model_validate(value)
+    return value
+
+
+When = Annotated[str | Match, BeforeValidator(_condition)]
+
+
+class UserTurn(Strict):
+    """A scripted user turn, said in order once its condition holds."""
+
+    say: str
+    when: When = "always"
+
+
+class UserReply(Strict):
+    """A reactive reply, said whenever its condition holds and no scripted turn is due."""
+
+    say: str
+    when: When
+    times: int = Field(1, ge=1)
+
+
+class UserSpec(Strict):
+    """The user side of a task."""
+
+    opening: str
+    owns: list[str | int] = Field(
+        default_factory=list,
+        description="The user's own account: owner ids or identifiers (an email) of the "
+        "records that are theirs. Default: the accounts the gold actions' identifying calls "
+        "name (no_other_customer_data).",
+    )
+    persona: str = ""
+    instructions: str = ""
+    turns: list[UserTurn] = Field(default_factory=list)
+    replies: list[UserReply] = Field(default_factory=list)
+
+
+BUILTIN_PERSONAS = (
+    "cooperative",
+    "corrector",
+    "ambiguous",
+    "contradictory",
+    "topic-switcher",
+    "terse",
+    "impatient",
+)
+"""The personas toolproof plays without being told how (toolproof.users.personas)."""
+
+PERSONA_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+class PersonaSpec(Strict):
+    """A suite's own persona: built-ins applied in order, and its own words for the scripted
+    user (`prefix`, `turns`) and for a simulated user (`prompt`)."""
+
+    description: str = ""
+    use: list[str] = Field(
+        default_factory=list, description="Built-in personas applied in order, e.g. [terse]."
+    )
+    prompt: str = Field("", description="Said to a simulated user about its manner.")
+    prefix: str = Field("", description="Said before the task's opening, in the same message.")
+    turns: list[UserTurn] = Field(
+        default_factory=list, description="Said after the opening, before the task's own turns."
+    )
+
+    @field_validator("use")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in BUILTIN_PERSONAS]
+        if unknown:
+            raise ValueError(
+                f"unknown built-in persona {unknown[0]!r}; built-ins: {', '.join(BUILTIN_PERSONAS)}"
+            )
+        return value
