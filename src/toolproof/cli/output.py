@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from toolproof.ci.gate import flag_spec, limit_conditions
+from toolproof.ci.gate import flag_spec, limit_checks
 from toolproof.errors import UsageError
 from toolproof.metrics.summary import RunSummary
 from toolproof.report.gate import detail
@@ -47,10 +47,10 @@ def finish(summary: RunSummary, json_path: Path | None, thresholds: list[str] | 
         return
     if not summary.models:
         raise UsageError("--fail-under: the run has no finished trial, so nothing to check")
-    broken = [c for c in limit_conditions(summary, spec, "--fail-under") if c.failed]
-    for condition in broken:
-        prefix = f"{condition.model}: " if condition.model else ""
-        console.print(f"[red]fail-under: {escape(prefix + detail(condition))}", highlight=False)
+    broken = [c for c in limit_checks(summary, spec, "--fail-under") if c.failed]
+    for check in broken:
+        prefix = f"{check.model}: " if check.model else ""
+        console.print(f"[red]fail-under: {escape(prefix + detail(check))}", highlight=False)
     if broken:
         raise typer.Exit(1)
 

@@ -48,7 +48,7 @@ from toolproof.records import RunConfig
 from toolproof.results import TrialResult
 from toolproof.runner.build import Wiring, build, gold_replays
 from toolproof.runner.config import RunRequest, run_config
-from toolproof.runner.plan import TrialSpec, derive_seed
+from toolproof.runner.plan import PlannedTrial, derive_seed
 from toolproof.runner.run import fingerprint, task_rows
 from toolproof.runner.trial import run_trial
 from toolproof.store.journal import Store
@@ -99,7 +99,7 @@ class ServedTrial:
     def __init__(
         self,
         wiring: Wiring,
-        spec: TrialSpec,
+        spec: PlannedTrial,
         label: str,
         on_result: Callable[[TrialResult], None],
     ) -> None:
@@ -502,7 +502,7 @@ async def serve(
     run = ServedRun(store, suite, config, label, fresh, judge)
     index = run.choose_trial(task.id, trial)
     variant = config.variants[0]
-    spec = TrialSpec(
+    spec = PlannedTrial(
         task_id=task.id,
         trial=index,
         seed=derive_seed(config.seed, variant, task.id, index),
