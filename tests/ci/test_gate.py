@@ -15,12 +15,14 @@ from stored import invoke, mini_suite, stored_run, toolproof_ci
 from toolproof.ci.findings import Drop, Integrity, RegressedTasks, RunState, Threshold
 from toolproof.ci.gate import (
     evaluate_gate,
+    fail_under,
     flag_spec,
     limit_checks,
     merge,
     parse_limit,
     resolve_spec,
     suite_gate,
+    with_threshold_ks,
 )
 from toolproof.errors import MetricError, SuiteError, UsageError
 from toolproof.records import RunConfig, RunRecord
@@ -146,8 +148,8 @@ def test_resolve_spec_without_the_suite_folder(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- checks
 
 
-def titles(result_conditions: list[object]) -> list[str]:
-    return [getattr(c, "title") for c in result_conditions]  # noqa: B009
+def titles(result_checks: list[object]) -> list[str]:
+    return [getattr(c, "title") for c in result_checks]  # noqa: B009
 
 
 def test_thresholds_pass_and_fail(store: Store) -> None:
@@ -234,7 +236,7 @@ def broken(count: int, trials: str = "FFFFFF") -> dict[str, str]:
     return {f"t{i:02d}": trials for i in range(count)}
 
 
-def test_one_task_of_thirty_collapsing_fails_the_per_task_condition_not_the_mean(
+def test_one_task_of_thirty_collapsing_fails_the_per_task_check_not_the_mean(
     store: Store,
 ) -> None:
     """30 tasks × 6 trials, one going 6/6 → 0/6: over tasks the mean barely moves (p = 1),
@@ -458,6 +460,20 @@ def test_the_gate_decides_on_point_values_and_its_reports_get_the_whole_summary(
     assert gate_json(result)["summary"] == whole.as_json()
 
 
+def test_fail_under_is_the_gates_min_on_a_summary_and_adds_its_k(store: Store) -> None:
+    run = stored_run(store, {"a": "PPF", "b": "PFP", "c": "PPP"}, k=[1, 2])
+    summary = stored_summary(store, run, with_threshold_ks([1], ["pass^2=0.5"]))
+    assert with_threshold_ks([1], ["pass^2=0.5"]) == [1, 2]
+    assert with_threshold_ks(None, ["pass^2=0.5"]) is None  # the run's own k values
+    assert with_threshold_ks([3], None) == [3]
+    assert fail_under(summary, []) == []
+    [failed] = fail_under(summary, ["pass@1=0.5", "pass^2=0.6"])  # pass^2 = (1/3+1/3+1)/3
+    assert (failed.name, failed.value, failed.limit) == ("pass^2 ≥ 0.6", pytest.approx(5 / 9), 0.6)
+    empty = stored_summary(store, stored_run(store, {"a": ""}))
+    with pytest.raises(UsageError, match="the run has no finished trial"):
+        fail_under(empty, ["pass@1=0.5"])
+
+
 def test_a_stored_result_changed_underneath_its_columns_fails_the_gate(store: Store) -> None:
     run = stored_run(store, {"a": "PPF", "b": "PP"})
     record_manifest(store, run)
@@ -525,7 +541,7 @@ def test_the_gate_returns_typed_findings_that_report_puts_in_words(store: Store)
     )
 
 
-def test_junit_has_a_case_per_condition_and_per_task(store: Store) -> None:
+def test_junit_has_a_case_per_check_and_per_task(store: Store) -> None:
     base = {"ok": "PPP", "flaky": "PPP", "down": "PPP"}
     baseline = stored_run(store, base)
     run = stored_run(store, {"ok": "PPP", "flaky": "PFP", "down": "IIP"})

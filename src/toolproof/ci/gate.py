@@ -265,6 +265,25 @@ def limit_checks(summary: RunSummary, spec: GateSpec, flag: str = "gate metric")
     return out
 
 
+def fail_under(summary: RunSummary, thresholds: Sequence[str]) -> list[GateCheck]:
+    """`--fail-under` (the gate's `min`) on a run's summary: the checks that failed, none
+    when no threshold is given; a run with no finished trial has nothing to check."""
+    spec = flag_spec(list(thresholds), min_flag="--fail-under")
+    if spec.is_empty():
+        return []
+    if not summary.models:
+        raise UsageError("--fail-under: the run has no finished trial, so nothing to check")
+    return [c for c in limit_checks(summary, spec, "--fail-under") if c.failed]
+
+
+def with_threshold_ks(ks: list[int] | None, thresholds: Sequence[str] | None) -> list[int] | None:
+    """The k values asked for, plus those --fail-under names (so the summary has them)."""
+    extra = flag_spec(list(thresholds or []), min_flag="--fail-under").ks()
+    if not extra:
+        return ks
+    return sorted(set(ks or []) | set(extra)) if ks else None
+
+
 def _limit(
     name: str,
     limit: float,

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from toolproof.ci.gate import flag_spec
+from toolproof.ci.gate import flag_spec, with_threshold_ks
 from toolproof.cli.options import (
     AgentOpt,
     BaseUrlOpt,
@@ -59,7 +59,7 @@ from toolproof.cli.options import (
     parse_k,
     parse_params,
 )
-from toolproof.cli.output import console, errors, finish, with_threshold_ks, writable
+from toolproof.cli.output import console, errors, finish, writable
 from toolproof.errors import UsageError
 from toolproof.perf import ctrl_c_deferred
 from toolproof.report.terminal import RunProgress
