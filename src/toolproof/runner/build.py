@@ -125,7 +125,7 @@ class Wiring:
         setup = self.variants[spec.variant]
         gold = self.expected[spec.task_id]
         return Trial(
-            spec=spec,
+            planned=spec,
             suite=self.suite,
             agent=chosen.factory,
             agent_label=chosen.label,

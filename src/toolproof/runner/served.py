@@ -99,13 +99,13 @@ class ServedTrial:
     def __init__(
         self,
         wiring: Wiring,
-        spec: PlannedTrial,
+        planned: PlannedTrial,
         label: str,
         on_result: Callable[[TrialResult], None],
     ) -> None:
-        self.wiring, self.spec, self.label = wiring, spec, label
+        self.wiring, self.planned, self.label = wiring, planned, label
         self.suite = wiring.suite
-        self.task = wiring.suite.task(spec.task_id)
+        self.task = wiring.suite.task(planned.task_id)
         self.on_result = on_result
         self.gateway: Gateway | None = None
         self.started = asyncio.Event()
@@ -129,7 +129,7 @@ class ServedTrial:
         await self.started.wait()
         relay = AgentChoice(self.label, self._relay, f"mcp:{self.label}")
         try:
-            result = await run_trial(self.wiring.trial(self.spec, relay))
+            result = await run_trial(self.wiring.trial(self.planned, relay))
             self.on_result(result)
             return result
         finally:

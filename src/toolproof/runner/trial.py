@@ -34,7 +34,7 @@ from toolproof.world import Change, World
 class Trial:
     """Everything one trial needs: which trial of which suite, whose agent, under what."""
 
-    spec: PlannedTrial
+    planned: PlannedTrial
     suite: Suite
     agent: AgentFactory
     agent_label: str = ""
@@ -54,7 +54,7 @@ class Trial:
 
 async def run_trial(trial: Trial) -> TrialResult:
     """Run one (task, trial) to its end and grade it."""
-    spec, suite = trial.spec, trial.suite
+    spec, suite = trial.planned, trial.suite
     task = suite.task(spec.task_id)
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     clock = time.perf_counter()
