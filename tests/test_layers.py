@@ -40,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
     "seeds": set(),
     "format": set(),
     "world": set(),
+    "perf": set(),  # the interpreter's defaults set aside: the collector, Ctrl-C, teardown
     # the file formats, and what is read straight from them
     "spec": uses("errors"),
     "config": uses("errors spec"),
@@ -57,8 +58,9 @@ ALLOWED: dict[str, set[str]] = {
     "records": uses("graders models redact spec transcript world"),  # what the store keeps
     "metrics": uses("errors records spec transcript"),
     # the store owns every byte on disk; a stored run is summarised through the metrics
-    "store": uses("errors records redact spec"),
+    "store": uses("errors perf records redact spec"),
     "summaries": uses("metrics store"),
+    "labelling": uses("errors metrics records store"),  # human labels and agreement
     # users and agents, and the runner that plays a trial and a run
     "users": uses("conversation errors models seeds spec transcript"),
     "agents": uses(
@@ -66,15 +68,15 @@ ALLOWED: dict[str, set[str]] = {
         " transcript users"
     ),
     "runner": uses(
-        "agents config errors gateway graders metrics models records redact runtime seeds spec"
-        " store suite summaries tools transcript users version world"
+        "agents config errors gateway graders metrics models perf records redact runtime seeds"
+        " spec store suite summaries tools transcript users version world"
     ),
     # after a run: traces, the gate, compare and monitor, the reports, the dashboard
     "telemetry": uses("errors models records runner spec transcript version"),
     "ci": uses(
-        "errors format graders metrics records spec store suite summaries telemetry transcript"
+        "errors format graders metrics perf records spec store suite summaries telemetry transcript"
     ),
-    "report": uses("ci errors format metrics records spec store summaries transcript version"),
+    "report": uses("ci errors format metrics perf records spec store summaries transcript version"),
     "view": uses("errors format metrics report spec store summaries"),
     "importers": uses(
         "errors metrics models records runner spec store suite telemetry tools transcript"
@@ -82,8 +84,8 @@ ALLOWED: dict[str, set[str]] = {
     ),
     # the command line and the public API, on top
     "cli": uses(
-        "ci errors format graders importers metrics models records redact report runner"
-        " runtime spec store suite summaries telemetry version view"
+        "ci errors graders importers labelling metrics models perf records redact report"
+        " runner runtime spec store suite summaries telemetry version view"
     ),
     "__main__": uses("cli"),
     ROOT: uses("agents errors gateway models records runner store suite tools version world"),

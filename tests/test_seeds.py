@@ -14,7 +14,7 @@ from toolproof.agents.base import Agent, TrialContext
 from toolproof.agents.loop import LoopAgent
 from toolproof.models.base import Message, ModelClient, ModelResponse, ToolCall
 from toolproof.models.openai import OpenAIChatClient
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.seeds import STREAMS, stream_rng, stream_seed
 from toolproof.spec.model_settings import ModelSettings
@@ -72,7 +72,7 @@ def run_with(suite: Suite, model: Recorder, seed: int) -> Any:
     def factory(context: TrialContext) -> Agent:
         return LoopAgent(model, context)
 
-    spec = TrialSpec("status", 0, seed)
+    spec = PlannedTrial("status", 0, seed)
     return asyncio.run(run_trial(Trial(spec, suite, factory, "rec", max_steps=5)))
 
 

@@ -60,7 +60,7 @@ def declines(text: str) -> bool:
 
 
 def holds(when: When, text: str) -> bool:
-    """Whether a scripted user's condition holds for the agent's reply."""
+    """Whether a scripted user's trigger (`when`) holds for the agent's reply."""
     if when == "always":
         return True
     if when == "asks_confirmation":

@@ -13,7 +13,7 @@ from toolproof.agents.registry import resolve_agent
 from toolproof.errors import UsageError
 from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.suite import Suite, load_suite
@@ -125,7 +125,7 @@ def trial(suite: Suite, name: str, task: str = "status", seed: int = 3) -> Trial
     expected = asyncio.run(replay_gold(suite, suite.task(task))).hash
     agent = resolve_agent(name)
     return asyncio.run(
-        run_trial(Trial(TrialSpec(task, 0, seed), suite, agent.factory, name, expected))
+        run_trial(Trial(PlannedTrial(task, 0, seed), suite, agent.factory, name, expected))
     )
 
 
@@ -228,7 +228,7 @@ def test_the_retrying_oracle_reads_every_page_of_a_partial_answer(shop: Suite) -
     result = asyncio.run(
         run_trial(
             Trial(
-                TrialSpec(task.id, 0, 5, "faults:paged"),
+                PlannedTrial(task.id, 0, 5, "faults:paged"),
                 shop,
                 RetryingOracle,
                 "retrying-oracle",

@@ -27,7 +27,7 @@ from toolproof.agents.registry import resolve_agent
 from toolproof.errors import UsageError
 from toolproof.records.trial import TrialResult
 from toolproof.runner.build import gold_replays
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.store.journal import Store
@@ -366,7 +366,7 @@ def test_max_steps_cuts_an_agent_that_never_replies(mini_dir: Path, tmp_path: Pa
 def trial_of(suite: Suite, task_id: str, factory: Any, label: str) -> TrialResult:
     task = suite.task(task_id)
     gold = asyncio.run(gold_replays(suite, [task]))[task_id]
-    spec = TrialSpec(task_id=task_id, trial=0, seed=1)
+    spec = PlannedTrial(task_id=task_id, trial=0, seed=1)
     trial = Trial(spec, suite, factory, label, gold.hash, 10, expected_changes=gold.changes)
     return asyncio.run(run_trial(trial))
 

@@ -297,5 +297,5 @@ def test_compare_and_the_gate_flag_the_same_tasks(store: Store) -> None:
     # 8/8 → 0/8: 1/12870 · 12; 8/8 → 1/8: 8/11440 · 11; 8/8 → 4/8: 70/1820 · 10 is not
     assert flagged == ["t0", "t1"]
     result = evaluate_gate(store, b, GateSpec(max_regressed_tasks=2), a)
-    [condition] = [c for c in result.conditions if c.kind == "regressed_tasks"]
-    assert [t.task_id for t in condition.found.flagged] == flagged and condition.passed
+    [check] = [c for c in result.checks if c.kind == "regressed_tasks"]
+    assert [t.task_id for t in check.found.flagged] == flagged and check.passed

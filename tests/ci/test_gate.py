@@ -1,4 +1,4 @@
-"""The CI gate: its conditions, the suite's gate: section, JUnit and Markdown, and the exit
+"""The CI gate: its checks, the suite's gate: section, JUnit and Markdown, and the exit
 codes of `toolproof gate` on real runs of a small suite (0 pass, 1 fail, 2 bad input)."""
 
 from __future__ import annotations
@@ -15,16 +15,18 @@ from stored import invoke, mini_suite, stored_run, toolproof_ci
 from toolproof.ci.findings import Drop, Integrity, RegressedTasks, RunState, Threshold
 from toolproof.ci.gate import (
     evaluate_gate,
+    fail_under,
     flag_spec,
-    limit_conditions,
+    limit_checks,
     merge,
     parse_limit,
     resolve_spec,
     suite_gate,
+    with_threshold_ks,
 )
 from toolproof.errors import MetricError, SuiteError, UsageError
 from toolproof.records.run import RunConfig, RunRecord
-from toolproof.report.gate import condition_json, detail, gate_json
+from toolproof.report.gate import check_json, detail, gate_json
 from toolproof.report.junit import junit_text
 from toolproof.report.markdown import gate_markdown
 from toolproof.runner.regrade import regrade_run
@@ -143,11 +145,11 @@ def test_resolve_spec_without_the_suite_folder(tmp_path: Path) -> None:
         resolve_spec(run, tmp_path / "nowhere", GateSpec(), "base")
 
 
-# ---------------------------------------------------------------- conditions
+# ---------------------------------------------------------------- checks
 
 
-def titles(result_conditions: list[object]) -> list[str]:
-    return [getattr(c, "title") for c in result_conditions]  # noqa: B009
+def titles(result_checks: list[object]) -> list[str]:
+    return [getattr(c, "title") for c in result_checks]  # noqa: B009
 
 
 def test_thresholds_pass_and_fail(store: Store) -> None:
@@ -157,7 +159,7 @@ def test_thresholds_pass_and_fail(store: Store) -> None:
         max={"cost_per_task_usd": 0.25, "infra_error_share": 0.0},
     )
     result = evaluate_gate(store, run, spec)
-    by = {c.name: c for c in result.conditions}
+    by = {c.name: c for c in result.checks}
     assert by["run finished"].passed
     assert by["pass@1 ≥ 0.85"].passed and by["pass@1 ≥ 0.85"].value == pytest.approx(8 / 9)
     assert not by["pass^3 ≥ 0.7"].passed
@@ -194,8 +196,8 @@ def test_unfinished_run_fails_the_gate(store: Store) -> None:
 def test_every_model_is_gated(store: Store) -> None:
     run = stored_run(store, {"a": "PP"}, models=["p/one", "p/two"], agent="p/one, p/two")
     result = evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5}))
-    assert "p/one: pass@1 ≥ 0.5" in titles(result.conditions)  # type: ignore[arg-type]
-    assert "p/two: pass@1 ≥ 0.5" in titles(result.conditions)  # type: ignore[arg-type]
+    assert "p/one: pass@1 ≥ 0.5" in titles(result.checks)  # type: ignore[arg-type]
+    assert "p/two: pass@1 ≥ 0.5" in titles(result.checks)  # type: ignore[arg-type]
 
 
 def test_significant_regression_fails_and_insignificant_drop_passes(store: Store) -> None:
@@ -207,7 +209,7 @@ def test_significant_regression_fails_and_insignificant_drop_passes(store: Store
     spec = GateSpec(max_regression=0.03)
 
     result = evaluate_gate(store, bad, spec, baseline)
-    by = {c.name: c for c in result.conditions}
+    by = {c.name: c for c in result.checks}
     pass1 = by["pass@1: no significant drop > 0.03 vs baseline"]
     assert not pass1.passed
     # six of ten tasks dropped, none rose: 2 of the 2^6 sign assignments are as extreme
@@ -218,11 +220,11 @@ def test_significant_regression_fails_and_insignificant_drop_passes(store: Store
 
     result = evaluate_gate(store, slight, spec, baseline)
     assert result.passed, [detail(c) for c in result.failed]
-    assert "not significant" in detail(result.conditions[1])
+    assert "not significant" in detail(result.checks[1])
 
-    # Without a baseline the regression condition is skipped, not failed.
+    # Without a baseline the regression check is skipped, not failed.
     alone = evaluate_gate(store, bad, spec)
-    assert alone.passed and alone.conditions[1].skipped
+    assert alone.passed and alone.checks[1].skipped
 
 
 THIRTY = {f"t{i:02d}": "PPPPPP" for i in range(30)}
@@ -234,7 +236,7 @@ def broken(count: int, trials: str = "FFFFFF") -> dict[str, str]:
     return {f"t{i:02d}": trials for i in range(count)}
 
 
-def test_one_task_of_thirty_collapsing_fails_the_per_task_condition_not_the_mean(
+def test_one_task_of_thirty_collapsing_fails_the_per_task_check_not_the_mean(
     store: Store,
 ) -> None:
     """30 tasks × 6 trials, one going 6/6 → 0/6: over tasks the mean barely moves (p = 1),
@@ -242,7 +244,7 @@ def test_one_task_of_thirty_collapsing_fails_the_per_task_condition_not_the_mean
     baseline = stored_run(store, THIRTY, k=[1])
     one = stored_run(store, {**THIRTY, **broken(1)}, k=[1])
     result = evaluate_gate(store, one, GateSpec(), baseline)
-    pass1 = next(c for c in result.conditions if c.name.startswith("pass@1: no significant"))
+    pass1 = next(c for c in result.checks if c.name.startswith("pass@1: no significant"))
     assert pass1.passed
     said = detail(pass1)
     assert "a drop, but not significant" in said and "p = 1.0000 over 30 tasks" in said
@@ -268,14 +270,14 @@ def test_five_broken_tasks_of_thirty_fail_the_gate_and_are_named(store: Store) -
     five = stored_run(store, {**THIRTY, **broken(5)}, k=[1, 3])
     result = evaluate_gate(store, five, GateSpec(), baseline)
     assert [c.name for c in result.failed] == [TASKS]
-    pass1 = next(c for c in result.conditions if c.name.startswith("pass@1: no significant"))
+    pass1 = next(c for c in result.checks if c.name.startswith("pass@1: no significant"))
     assert pass1.passed and "p = 0.0625 over 30 tasks" in detail(pass1)
-    [condition] = result.failed
-    assert condition.value == 5
+    [check] = result.failed
+    assert check.value == 5
     for task in ("t00", "t01", "t02", "t03", "t04"):
-        assert f"{task} 6/6 → 0/6 (adjusted p = 0.0325)" in detail(condition)
-    assert "t05" not in detail(condition)
-    flagged = condition_json(condition)["tasks"]
+        assert f"{task} 6/6 → 0/6 (adjusted p = 0.0325)" in detail(check)
+    assert "t05" not in detail(check)
+    flagged = check_json(check)["tasks"]
     assert [t["task"] for t in flagged] == ["t00", "t01", "t02", "t03", "t04"]
     assert flagged[0]["p_value"] == pytest.approx(1 / 924)
     assert flagged[0]["p_adjusted"] == pytest.approx(30 / 924)
@@ -305,9 +307,9 @@ def test_the_command_names_the_broken_tasks_in_every_report(store: Store, tmp_pa
     assert f"FAIL │ {TASKS}" in done.stdout and "5 of 30 tasks regressed" in done.stdout
     assert "t04 6/6 → 0/6" in done.stdout
     data = json.loads((out / "gate.json").read_text())
-    [condition] = [c for c in data["conditions"] if c["kind"] == "regressed_tasks"]
-    assert not condition["passed"] and condition["value"] == 5 and condition["limit"] == 0
-    assert [t["task"] for t in condition["tasks"]] == ["t00", "t01", "t02", "t03", "t04"]
+    [check] = [c for c in data["conditions"] if c["kind"] == "regressed_tasks"]
+    assert not check["passed"] and check["value"] == 5 and check["limit"] == 0
+    assert [t["task"] for t in check["tasks"]] == ["t00", "t01", "t02", "t03", "t04"]
     assert data["gate"]["max_regressed_tasks"] is None  # the default, 0, applied
     cases = {c.get("name"): c for c in ET.parse(out / "junit.xml").getroot().iter("testcase")}
     failure = cases[TASKS].find("failure")
@@ -324,7 +326,7 @@ def test_unchanged_runs_and_noise_pass(store: Store) -> None:
     same = stored_run(store, THIRTY, k=[1])
     result = evaluate_gate(store, same, GateSpec(), baseline)
     assert result.passed and result.warnings == []
-    tasks = next(c for c in result.conditions if c.kind == "regressed_tasks")
+    tasks = next(c for c in result.checks if c.kind == "regressed_tasks")
     assert tasks.passed and tasks.value == 0
     assert detail(tasks).startswith("none of 30 tasks regressed significantly (Fisher's")
     noisy = stored_run(store, {**THIRTY, "t00": "PPPPPF"}, k=[1])
@@ -343,9 +345,9 @@ def test_max_regressed_tasks_lets_that_many_broken_tasks_through(store: Store) -
     spec = GateSpec(max_regressed_tasks=1)
     allowed = evaluate_gate(store, one, spec, baseline)
     assert allowed.passed, [detail(c) for c in allowed.failed]
-    condition = next(c for c in allowed.conditions if c.kind == "regressed_tasks")
-    assert condition.name == "at most 1 task(s) regressed significantly vs baseline"
-    assert detail(condition).startswith("1 of 30 tasks regressed significantly, 1 allowed: t00")
+    check = next(c for c in allowed.checks if c.kind == "regressed_tasks")
+    assert check.name == "at most 1 task(s) regressed significantly vs baseline"
+    assert detail(check).startswith("1 of 30 tasks regressed significantly, 1 allowed: t00")
     [failed] = evaluate_gate(store, two, spec, baseline).failed
     assert failed.name == "at most 1 task(s) regressed significantly vs baseline"
     assert detail(failed).startswith("2 of 30 tasks regressed significantly, 1 allowed: t00")
@@ -367,7 +369,7 @@ def test_too_few_trials_per_task_is_warned_about(store: Store, tmp_path: Path) -
         "per task are needed"
     )
     assert result.warnings == [warning]
-    tasks = next(c for c in result.conditions if c.kind == "regressed_tasks")
+    tasks = next(c for c in result.checks if c.kind == "regressed_tasks")
     assert "but none could with 2 trials per task (6 needed)" in detail(tasks)
     out = tmp_path / "gate.json"
     done = toolproof_ci("gate", one, "--baseline", baseline, "--store", store.url, "--json", out)
@@ -415,7 +417,7 @@ def test_max_regressed_tasks_without_a_baseline_is_skipped(store: Store) -> None
     spec = GateSpec(max_regressed_tasks=0)
     assert not spec.is_empty()
     result = evaluate_gate(store, run, spec)
-    [skipped] = [c for c in result.conditions if c.kind == "regressed_tasks"]
+    [skipped] = [c for c in result.checks if c.kind == "regressed_tasks"]
     assert skipped.skipped and detail(skipped) == "no --baseline run given"
     assert result.passed
 
@@ -452,10 +454,24 @@ def test_the_gate_decides_on_point_values_and_its_reports_get_the_whole_summary(
     result = evaluate_gate(store, run, spec)
     whole = stored_summary(store, run, [1, 2])
     assert result.points.ci["pass@1"] is None and whole.ci is not None and whole.ci["pass@1"]
-    limits = [c for c in result.conditions if c.kind in ("min", "max")]
-    assert limits == limit_conditions(whole, spec) and len(limits) == 2
+    limits = [c for c in result.checks if c.kind in ("min", "max")]
+    assert limits == limit_checks(whole, spec) and len(limits) == 2
     assert result.summary.as_json() == whole.as_json()
     assert gate_json(result)["summary"] == whole.as_json()
+
+
+def test_fail_under_is_the_gates_min_on_a_summary_and_adds_its_k(store: Store) -> None:
+    run = stored_run(store, {"a": "PPF", "b": "PFP", "c": "PPP"}, k=[1, 2])
+    summary = stored_summary(store, run, with_threshold_ks([1], ["pass^2=0.5"]))
+    assert with_threshold_ks([1], ["pass^2=0.5"]) == [1, 2]
+    assert with_threshold_ks(None, ["pass^2=0.5"]) is None  # the run's own k values
+    assert with_threshold_ks([3], None) == [3]
+    assert fail_under(summary, []) == []
+    [failed] = fail_under(summary, ["pass@1=0.5", "pass^2=0.6"])  # pass^2 = (1/3+1/3+1)/3
+    assert (failed.name, failed.value, failed.limit) == ("pass^2 ≥ 0.6", pytest.approx(5 / 9), 0.6)
+    empty = stored_summary(store, stored_run(store, {"a": ""}))
+    with pytest.raises(UsageError, match="the run has no finished trial"):
+        fail_under(empty, ["pass@1=0.5"])
 
 
 def test_a_stored_result_changed_underneath_its_columns_fails_the_gate(store: Store) -> None:
@@ -492,14 +508,14 @@ def test_a_regraded_run_is_gated_on_its_new_outcomes_and_still_verifies(tmp_path
 
 
 def test_the_gate_returns_typed_findings_that_report_puts_in_words(store: Store) -> None:
-    """Each condition carries what it found as values (the metric, its limit, the test's
+    """Each check carries what it found as values (the metric, its limit, the test's
     p-value, the flagged tasks, the verification); the words are the report's."""
     baseline = stored_run(store, THIRTY, k=[1])
     candidate = stored_run(store, {**THIRTY, **broken(1)}, k=[1])
     record_manifest(store, candidate)
     spec = GateSpec(min={"pass@1": 0.99}, max={"cost_usd": 1.0})
     result = evaluate_gate(store, candidate, spec, baseline)
-    found = {c.name: c.found for c in result.conditions}
+    found = {c.name: c.found for c in result.checks}
     assert found["run finished"] == RunState("finished", result.run.finished_at, None, 180)
     floor = found["pass@1 ≥ 0.99"]
     assert isinstance(floor, Threshold) and floor.at_least and floor.limit == 0.99
@@ -514,7 +530,7 @@ def test_the_gate_returns_typed_findings_that_report_puts_in_words(store: Store)
     assert isinstance(verified, Integrity) and verified.verification.ok
     unrecorded = found[f"baseline manifest verified ({baseline})"]
     assert isinstance(unrecorded, Integrity) and not unrecorded.verification.recorded
-    said = {c.name: detail(c) for c in result.conditions}
+    said = {c.name: detail(c) for c in result.checks}
     assert said["pass@1 ≥ 0.99"] == "pass@1 = 0.9667 is below 0.99"
     assert (
         said["manifest verified"]
@@ -525,7 +541,7 @@ def test_the_gate_returns_typed_findings_that_report_puts_in_words(store: Store)
     )
 
 
-def test_junit_has_a_case_per_condition_and_per_task(store: Store) -> None:
+def test_junit_has_a_case_per_check_and_per_task(store: Store) -> None:
     base = {"ok": "PPP", "flaky": "PPP", "down": "PPP"}
     baseline = stored_run(store, base)
     run = stored_run(store, {"ok": "PPP", "flaky": "PFP", "down": "IIP"})
@@ -535,7 +551,7 @@ def test_junit_has_a_case_per_condition_and_per_task(store: Store) -> None:
     gate, tasks = root.findall("testsuite")
     assert gate.get("name") == "gate"
     gate_cases = {c.get("name"): c for c in gate.findall("testcase")}
-    assert set(gate_cases) == set(titles(result.conditions))  # type: ignore[arg-type]
+    assert set(gate_cases) == set(titles(result.checks))  # type: ignore[arg-type]
     failure = gate_cases["pass@1 ≥ 0.9"].find("failure")
     assert failure is not None and "below 0.9" in (failure.get("message") or "")
     props = {p.get("name"): p.get("value") for p in gate.iter("property")}
@@ -561,7 +577,7 @@ def test_markdown_says_what_failed_and_why(store: Store) -> None:
     result = evaluate_gate(store, run, GateSpec(min={"reliability_score": 0.9}), baseline)
     text = gate_markdown(result)
     assert text.startswith("## ❌ toolproof gate failed: mini 1")
-    assert "conditions failed:**" in text
+    assert "checks failed:**" in text
     assert "- ❌ **reliability_score ≥ 0.9**: reliability_score = " in text
     assert "(1 of 4 parts) is below 0.9" in text  # never read as the whole score
     assert "> ℹ️ Reliability Score built from pass^k alone" in text

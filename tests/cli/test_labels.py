@@ -12,8 +12,6 @@ import pytest
 from stored import toolproof_ci
 from support import MINI_FILES, write_files
 
-from toolproof.cli.labelling import not_measured
-from toolproof.metrics.agreement import Item, agreement
 from toolproof.store.journal import Store
 from toolproof.store.labels import run_labels
 
@@ -112,20 +110,6 @@ def test_export_import_then_agreement_matches_the_hand_computation(
         "not measured: people with each other: no item was labelled by two people; a second "
         "person's labels on the same trials measure it" in found.stdout
     )
-
-
-def test_what_the_labels_cannot_support_is_a_line_per_reason_not_per_statistic() -> None:
-    # seven items by one labeller: the outcome of four trials, three criteria of one
-    items = [Item("t", "outcome", True, {"ann": n % 2 == 0}) for n in range(4)]
-    items += [Item("t", name, True, {"ann": True}) for name in ("polite", "concise", "grounded")]
-    found = {"run_id": "R", "labelled_items": 7, **agreement(items)}
-    assert not_measured(found) == [
-        "outcome: kappa, alpha, TPR and FPR (only 4 labelled pairs; at least 5 needed)",
-        "concise, grounded and polite: kappa, alpha, TPR and FPR (only 1 labelled pair; at "
-        "least 5 needed)",
-        "people with each other: no item was labelled by two people; a second person's labels "
-        "on the same trials measure it",
-    ]
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from toolproof.errors import InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.runner.trial import Trial, run_trial
@@ -75,7 +75,7 @@ async def trial(
 ) -> TrialResult:
     make = agent if isinstance(agent, type) else (lambda _ctx: agent)
     replay = await replay_gold(suite, suite.task(task_id))
-    spec = TrialSpec(task_id, 0, seed)
+    spec = PlannedTrial(task_id, 0, seed)
     return await run_trial(
         Trial(spec, suite, make, "test", replay.hash, max_steps=40, conditions=conditions)
     )

@@ -100,7 +100,7 @@ tasks:
 def test_a_policy_breaking_agent_fails_for_the_right_reason(retail: Suite, tmp_path: Path) -> None:
     from toolproof.agents.registry import resolve_agent
     from toolproof.runner.gold import replay_gold
-    from toolproof.runner.plan import TrialSpec
+    from toolproof.runner.plan import PlannedTrial
     from toolproof.runner.trial import Trial, run_trial
 
     script = tmp_path / "script.yaml"
@@ -109,7 +109,7 @@ def test_a_policy_breaking_agent_fails_for_the_right_reason(retail: Suite, tmp_p
     task = retail.task("refund-to-other-method-refused")
     expected = asyncio.run(replay_gold(retail, task)).hash
     result = asyncio.run(
-        run_trial(Trial(TrialSpec(task.id, 0, 1), retail, agent.factory, "", expected))
+        run_trial(Trial(PlannedTrial(task.id, 0, 1), retail, agent.factory, "", expected))
     )
     assert result.outcome == "failed"
     assert result.transcript.tool_calls()[0].error_kind == "not_found"

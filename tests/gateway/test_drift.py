@@ -21,7 +21,7 @@ from toolproof.gateway.drift import DriftError, DriftLayer
 from toolproof.records.trial import TrialResult
 from toolproof.runner import trial as trials
 from toolproof.runner.gold import replay_gold
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.conditions import RenameParam, RenameTool
 from toolproof.suite import Suite, load_suite
@@ -407,7 +407,7 @@ def drift_trial(suite: Suite, task_id: str, variant: str, factory: AgentFactory)
     return asyncio.run(
         trials.run_trial(
             trials.Trial(
-                TrialSpec(task_id, 0, 3, f"drift:{variant}"),
+                PlannedTrial(task_id, 0, 3, f"drift:{variant}"),
                 suite,
                 factory,
                 "agent",

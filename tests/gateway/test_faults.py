@@ -22,7 +22,7 @@ from toolproof.gateway import Gateway
 from toolproof.gateway.faults import EBCDIC_TEXT, FaultInjector
 from toolproof.runner import trial as trials
 from toolproof.runner.gold import replay_gold
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.conditions import FaultRule
 from toolproof.suite import Suite, load_suite
@@ -436,7 +436,7 @@ def test_two_trials_with_the_same_seed_have_identical_transcripts(tmp_path: Path
         result = asyncio.run(
             trials.run_trial(
                 trials.Trial(
-                    TrialSpec("cancel", 0, seed, "faults:p"),
+                    PlannedTrial("cancel", 0, seed, "faults:p"),
                     suite,
                     RetryingOracle,
                     "retrying-oracle",

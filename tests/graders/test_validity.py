@@ -16,7 +16,7 @@ from support import write_files
 from toolproof.agents.registry import resolve_agent
 from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.suite import Suite, load_suite
 
@@ -46,7 +46,7 @@ def play(suite: Suite, task_id: str, turns: list[dict[str, Any]], tmp_path: Path
 
     async def go() -> TrialResult:
         gold = await replay_gold(suite, task)
-        spec = TrialSpec(task_id, 0, 11)
+        spec = PlannedTrial(task_id, 0, 11)
         return await run_trial(
             Trial(
                 spec,

@@ -18,7 +18,7 @@ from toolproof.agents.loop import LoopAgent
 from toolproof.models.base import Message, ModelSettings, ToolCall
 from toolproof.models.openai import OpenAIChatClient
 from toolproof.runner.gold import replay_gold
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.suite import load_suite
 from toolproof.tools.base import ToolSchema
@@ -103,7 +103,7 @@ def test_a_retail_trial_through_the_agent_loop(llama_server: str) -> None:
     def make_agent(context: TrialContext) -> Agent:
         return LoopAgent(model, context)
 
-    spec = TrialSpec(task.id, 0, 1, model=model.name)
+    spec = PlannedTrial(task.id, 0, 1, model=model.name)
     result = asyncio.run(run_trial(Trial(spec, suite, make_agent, "", expected, max_steps=2)))
     assert result.outcome in ("passed", "failed"), result.reason
     events = result.transcript.events

@@ -13,7 +13,7 @@ from toolproof.agents.registry import resolve_agent
 from toolproof.errors import InfraError
 from toolproof.models.base import ContextOverflow, Message, ModelClient, ModelResponse
 from toolproof.runner.gold import replay_gold
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.suite import Suite
 from toolproof.tools.base import ToolSchema
@@ -40,7 +40,7 @@ tasks:
 def trial(suite: Suite, task_id: str, script: Path, max_steps: int = 30):  # type: ignore[no-untyped-def]
     agent = resolve_agent(f"scripted:{script}")
     expected = asyncio.run(replay_gold(suite, suite.task(task_id))).hash
-    spec = TrialSpec(task_id, 0, 1)
+    spec = PlannedTrial(task_id, 0, 1)
     return asyncio.run(
         run_trial(Trial(spec, suite, agent.factory, agent.label, expected, max_steps))
     )
@@ -102,7 +102,7 @@ def test_a_provider_failure_is_an_infra_error_not_a_failure(mini: Suite) -> None
         return LoopAgent(_Down(), context)
 
     result = asyncio.run(
-        run_trial(Trial(TrialSpec("status", 0, 1), mini, factory, "down", max_steps=5))
+        run_trial(Trial(PlannedTrial("status", 0, 1), mini, factory, "down", max_steps=5))
     )
     assert result.outcome == "infra_error"
     assert "503" in result.reason
@@ -124,7 +124,7 @@ def test_the_policy_is_the_system_prompt_and_tools_are_offered(mini: Suite) -> N
     def factory(context: TrialContext) -> Agent:
         return LoopAgent(Recorder(), context)
 
-    asyncio.run(run_trial(Trial(TrialSpec("status", 0, 1), mini, factory, "rec", max_steps=5)))
+    asyncio.run(run_trial(Trial(PlannedTrial("status", 0, 1), mini, factory, "rec", max_steps=5)))
     messages, tools = seen[0]
     assert messages[0].role == "system" and "support agent" in messages[0].content
     assert messages[1].content == "Where is order B?"
@@ -146,7 +146,7 @@ def test_a_context_overflow_is_the_agents_failure_with_its_own_reason(mini: Suit
         return LoopAgent(_Overflowing(), context)
 
     result = asyncio.run(
-        run_trial(Trial(TrialSpec("status", 0, 1), mini, factory, "small", max_steps=5))
+        run_trial(Trial(PlannedTrial("status", 0, 1), mini, factory, "small", max_steps=5))
     )
     assert result.outcome == "failed"
     assert result.ended == "context_overflow"

@@ -7,15 +7,15 @@ import asyncio
 
 from toolproof.records.trial import TrialResult
 from toolproof.runner.local import execute, hand_over
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.transcript import Transcript
 
 
-def specs(count: int) -> list[TrialSpec]:
-    return [TrialSpec(task_id="t", trial=i, seed=i) for i in range(count)]
+def specs(count: int) -> list[PlannedTrial]:
+    return [PlannedTrial(task_id="t", trial=i, seed=i) for i in range(count)]
 
 
-def finished(spec: TrialSpec) -> TrialResult:
+def finished(spec: PlannedTrial) -> TrialResult:
     return TrialResult(
         task_id=spec.task_id,
         trial=spec.trial,
@@ -32,7 +32,7 @@ def run(count: int, concurrency: int, *, early: bool = True) -> tuple[list[str],
     events: list[str] = []
     talking = peak = 0
 
-    async def one(spec: TrialSpec) -> TrialResult:
+    async def one(spec: PlannedTrial) -> TrialResult:
         nonlocal talking, peak
         events.append(f"start {spec.trial}")
         talking += 1
@@ -69,7 +69,7 @@ def test_a_stop_asked_for_starts_no_further_trial() -> None:
     started: list[int] = []
     recorded: list[TrialResult] = []
 
-    async def one(spec: TrialSpec) -> TrialResult:
+    async def one(spec: PlannedTrial) -> TrialResult:
         started.append(spec.trial)
         await hand_over()
         return finished(spec)

@@ -26,7 +26,7 @@ from test_resume import SLOW_SCRIPT, trial_keys
 from toolproof.records.run import RunConfig
 from toolproof.records.trial import TrialResult
 from toolproof.runner.build import gold_replays
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.ray import ActorSetup, TrialActor, archive
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.overrides import ModelOverrides
@@ -226,7 +226,7 @@ def test_worker_without_the_suite_folder_loads_the_copy_it_was_sent(
 
     async def one() -> TrialResult:
         assert await actor.start() == suite.content_hash
-        result = await actor.run(TrialSpec(task_id="status", trial=0, seed=11))
+        result = await actor.run(PlannedTrial(task_id="status", trial=0, seed=11))
         await actor.close()
         return result
 

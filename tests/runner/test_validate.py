@@ -13,7 +13,7 @@ import pytest
 from support import line_with, write_files
 
 from toolproof.agents.baselines import ADVERSARIES
-from toolproof.runner.validate import TaskCheck, validate_suite
+from toolproof.runner.validate import TaskCheck, validate, validate_suite
 from toolproof.suite import load_suite
 
 TOOLS = '''
@@ -345,3 +345,16 @@ def test_a_fact_no_tool_shows_is_reported_once_with_how_to_fix_it(tmp_path: Path
     assert "cannot be survived: " not in result.stderr
     assert "1 unsound task(s) above are left out of the fault and drift checks" in result.stderr
     assert "1 of 2 tasks are unsound; 0 of 2 conditions cannot be survived" in result.stderr
+
+
+def test_a_validation_proves_the_conditions_on_the_sound_tasks_alone(tmp_path: Path) -> None:
+    suite = load_suite(write_files(tmp_path, {**FILES, "suite.yaml": POLICY_FACT_SUITE}))
+    validation = asyncio.run(validate(suite))
+    assert [c.task.id for c in validation.unsound] == ["window"]
+    assert validation.left_out == 1
+    assert [(c.variant, c.tasks, c.ok) for c in validation.conditions] == [
+        ("faults:slow", 1, True),
+        ("faults:flaky", 1, True),
+    ]
+    assert validation.unsurvivable == [] and not validation.ok
+    assert validation.unjudged == 0

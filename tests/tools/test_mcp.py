@@ -25,7 +25,7 @@ from toolproof.gateway.faults import FaultInjector
 from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.grading import judge
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.validate import validate_suite
 from toolproof.spec.conditions import FaultRule
@@ -76,7 +76,7 @@ def trial(
     suite: Suite, task_id: str, agent: Any = OracleAgent, seed: int = 1, **kwargs: Any
 ) -> TrialResult:
     make = agent if isinstance(agent, type) else (lambda _ctx: agent)
-    spec = TrialSpec(task_id, 0, seed)
+    spec = PlannedTrial(task_id, 0, seed)
     replay = asyncio.run(replay_gold(suite, suite.task(task_id)))
     return asyncio.run(run_trial(Trial(spec, suite, make, "test", replay.hash, 10, **kwargs)))
 

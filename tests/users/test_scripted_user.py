@@ -1,4 +1,4 @@
-"""The scripted user: turns in order when their condition holds, then reactive replies."""
+"""The scripted user: turns in order when their trigger (`when`) holds, then reactive replies."""
 
 from __future__ import annotations
 

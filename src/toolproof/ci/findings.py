@@ -1,7 +1,7 @@
-"""What the gate found, condition by condition: typed values, which report/ renders as the
-condition's detail in the terminal, JUnit, Markdown and JSON.
+"""What the gate found, check by check: typed values, which report/ renders as the
+check's detail in the terminal, JUnit, Markdown and JSON.
 
-A `Condition` is one thing the gate holds a model (or the whole run) to, whether it held,
+A `GateCheck` is one thing the gate holds a model (or the whole run) to, whether it held,
 and a finding of one of the types below: what was measured, the limit, and what the test
 said. Nothing here is text for people; `toolproof.report.gate.detail` writes that.
 """
@@ -48,7 +48,7 @@ class Threshold:
 
 @dataclass(frozen=True)
 class Unmatched:
-    """A regression condition with nothing to compare against the baseline run: no model of
+    """A regression check with nothing to compare against the baseline run: no model of
     the run pairs with one of it (`model`), a model pair has no variant in common
     (`variant`), or a variant has no matched trials (`trials`)."""
 
@@ -85,7 +85,7 @@ class RegressedTasks:
 
 @dataclass(frozen=True)
 class NoBaseline:
-    """A regression condition skipped: no baseline run was given."""
+    """A regression check skipped: no baseline run was given."""
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,12 @@ class Integrity:
 Finding = (
     RunState | NoTrials | Threshold | Unmatched | Drop | RegressedTasks | NoBaseline | Integrity
 )
-"""What a condition found."""
+"""What a check found."""
 
 
 @dataclass(frozen=True)
-class Condition:
-    """One gate condition for one model (or the whole run when `model` is empty)."""
+class GateCheck:
+    """One gate check for one model (or the whole run when `model` is empty)."""
 
     name: str
     model: str

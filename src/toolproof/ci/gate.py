@@ -1,6 +1,6 @@
 """The CI gate: decide from a stored run whether a model version may ship.
 
-Conditions come from the suite's `gate:` section and from flags (a flag wins for the same
+Checks come from the suite's `gate:` section and from flags (a flag wins for the same
 metric); every model of the run is held to each of them:
 
 - `min: {METRIC: VALUE}`: the metric is at least VALUE (e.g. reliability_score, pass^5);
@@ -15,7 +15,7 @@ metric); every model of the run is held to each of them:
 - the run finished, and its stored results match its recorded manifest (when recorded).
 
 Metric names follow one grammar (`toolproof.spec.gate`). A metric that was not measured
-(null) fails a condition on it: it cannot be shown to hold. Each condition carries what it
+(null) fails a check on it: it cannot be shown to hold. Each check carries what it
 found as typed values (`findings.py`); `toolproof.report.gate` puts them in words.
 """
 
@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolproof.ci.compare import compare_runs
 from toolproof.ci.findings import (
-    Condition,
     Drop,
+    GateCheck,
     Integrity,
     NoBaseline,
     NoTrials,
@@ -48,11 +48,11 @@ from toolproof.metrics.power import trials_needed
 from toolproof.metrics.sections import MetricValues
 from toolproof.metrics.stats import exact
 from toolproof.metrics.summary import ModelSummary, RunSummary, model_metrics, run_summary
+from toolproof.perf import gc_paused
 from toolproof.records.run import RunRecord
 from toolproof.spec.gate import GateSpec, check_metric, k_of
 from toolproof.spec.metrics import CATALOGUE, PASS_AT, PASS_HAT, RELIABILITY_SCORE
 from toolproof.store.journal import Store
-from toolproof.store.queries import bulk_read
 from toolproof.store.verify import Verification, read_verified, verify_run
 from toolproof.summaries import task_metas
 
@@ -112,7 +112,7 @@ def flag_spec(
     min_flag: str = "--min",
     max_regressed_tasks: int | None = None,
 ) -> GateSpec:
-    """The conditions given as --min (or --fail-under), --max, --max-regression and
+    """The checks given as --min (or --fail-under), --max, --max-regression and
     --max-regressed-tasks."""
     if max_regression is not None and not 0 <= max_regression <= 1:
         raise UsageError(f"--max-regression {max_regression}: must be between 0 and 1")
@@ -152,14 +152,14 @@ def merge(base: GateSpec | None, flags: GateSpec) -> GateSpec:
 class GateResult:
     """Everything the gate decided, and what the reports need.
 
-    The conditions are decided on `points`, the run's summary without its bootstrapped
-    intervals (no condition reads an interval); `summary`, intervals included, is computed
+    The checks are decided on `points`, the run's summary without its bootstrapped
+    intervals (no check reads an interval); `summary`, intervals included, is computed
     from the same rows when a report first asks for it."""
 
     run: RunRecord
     spec: GateSpec
     points: RunSummary
-    conditions: list[Condition]
+    checks: list[GateCheck]
     trials: list[dict[str, Any]]
     metas: list[TaskMeta] = field(default_factory=list)
     baseline: str | None = None
@@ -173,7 +173,7 @@ class GateResult:
     def summary(self) -> RunSummary:
         """The run's whole summary, as `toolproof show` gives it at the gate's k values."""
         if self._summary is None:
-            with bulk_read():
+            with gc_paused():
                 self._summary = run_summary(self.run, self.trials, self.metas, self.points.k)
         return self._summary
 
@@ -186,8 +186,8 @@ class GateResult:
         return not self.failed
 
     @property
-    def failed(self) -> list[Condition]:
-        return [c for c in self.conditions if c.failed]
+    def failed(self) -> list[GateCheck]:
+        return [c for c in self.checks if c.failed]
 
 
 def evaluate_gate(
@@ -214,47 +214,45 @@ def evaluate_gate(
         run=run,
         spec=spec,
         points=summary,
-        conditions=[],
+        checks=[],
         trials=rows,
         metas=metas,
         baseline=baseline,
         sources=list(sources),
     )
-    result.conditions.append(_finished(run, summary))
+    result.checks.append(_finished(run, summary))
     if not summary.models:
-        result.conditions.append(Condition("run has trials", "", False, "finished", NoTrials()))
-    result.conditions.extend(limit_conditions(summary, spec))
+        result.checks.append(GateCheck("run has trials", "", False, "finished", NoTrials()))
+    result.checks.extend(limit_checks(summary, spec))
     if baseline:
         result.comparison = compare_runs(store, baseline, run_id, alpha=spec.alpha)
         result.warnings.extend(result.comparison.warnings)
         allowed = spec.max_regression if spec.max_regression is not None else DEFAULT_MAX_REGRESSION
         several = len(summary.models) > 1
-        result.conditions.extend(_regressions(result.comparison, allowed, several))
+        result.checks.extend(_regressions(result.comparison, allowed, several))
         tasks = (
             spec.max_regressed_tasks
             if spec.max_regressed_tasks is not None
             else DEFAULT_MAX_REGRESSED_TASKS
         )
-        result.conditions.extend(_regressed_tasks(result.comparison, tasks, several))
+        result.checks.extend(_regressed_tasks(result.comparison, tasks, several))
     else:
-        result.conditions.extend(_without_baseline(spec))
-    result.verification = _integrity(verification, "manifest", result.conditions)
+        result.checks.extend(_without_baseline(spec))
+    result.verification = _integrity(verification, "manifest", result.checks)
     if baseline:
-        _integrity(verify_run(store, baseline), "baseline manifest", result.conditions)
+        _integrity(verify_run(store, baseline), "baseline manifest", result.checks)
     return result
 
 
-def _finished(run: RunRecord, summary: RunSummary) -> Condition:
+def _finished(run: RunRecord, summary: RunSummary) -> GateCheck:
     state = RunState(run.status, run.finished_at, summary.stopped, summary.counts.total)
-    return Condition("run finished", "", run.finished, "finished", state)
+    return GateCheck("run finished", "", run.finished, "finished", state)
 
 
-def limit_conditions(
-    summary: RunSummary, spec: GateSpec, flag: str = "gate metric"
-) -> list[Condition]:
+def limit_checks(summary: RunSummary, spec: GateSpec, flag: str = "gate metric") -> list[GateCheck]:
     """Every model of a run summary held to the gate's floors and ceilings (pure). A metric
     the run does not have is a usage error naming `flag`; one it could not compute (too few
-    trials, not measured) fails its condition."""
+    trials, not measured) fails its check."""
     out = []
     for entry in summary.models:
         label = entry.model if len(summary.models) > 1 else ""
@@ -267,6 +265,25 @@ def limit_conditions(
     return out
 
 
+def fail_under(summary: RunSummary, thresholds: Sequence[str]) -> list[GateCheck]:
+    """`--fail-under` (the gate's `min`) on a run's summary: the checks that failed, none
+    when no threshold is given; a run with no finished trial has nothing to check."""
+    spec = flag_spec(list(thresholds), min_flag="--fail-under")
+    if spec.is_empty():
+        return []
+    if not summary.models:
+        raise UsageError("--fail-under: the run has no finished trial, so nothing to check")
+    return [c for c in limit_checks(summary, spec, "--fail-under") if c.failed]
+
+
+def with_threshold_ks(ks: list[int] | None, thresholds: Sequence[str] | None) -> list[int] | None:
+    """The k values asked for, plus those --fail-under names (so the summary has them)."""
+    extra = flag_spec(list(thresholds or []), min_flag="--fail-under").ks()
+    if not extra:
+        return ks
+    return sorted(set(ks or []) | set(extra)) if ks else None
+
+
 def _limit(
     name: str,
     limit: float,
@@ -276,7 +293,7 @@ def _limit(
     skipped_k: set[int],
     flag: str,
     entry: ModelSummary,
-) -> Condition:
+) -> GateCheck:
     """One floor or ceiling; next to a Reliability Score its finding keeps which of the
     score's parts were measured."""
     title = f"{name} {'≥' if at_least else '≤'} {limit:g}"
@@ -284,33 +301,33 @@ def _limit(
     if name not in metrics:
         if k_of(name) in skipped_k:
             too_few = Threshold(name, None, limit, at_least, too_few_trials=True)
-            return Condition(title, model, False, kind, too_few, None, limit)
+            return GateCheck(title, model, False, kind, too_few, None, limit)
         known = ", ".join(sorted(metrics.names()))
         raise UsageError(f"{flag} {name}: no such metric in this run (have: {known})")
     value = metrics[name]
     reliability = entry.reliability if name == RELIABILITY_SCORE.name else None
     found = Threshold(name, value, limit, at_least, reliability=reliability)
     if value is None:
-        return Condition(title, model, False, kind, found, None, limit)
+        return GateCheck(title, model, False, kind, found, None, limit)
     ok = value >= limit - TOLERANCE if at_least else value <= limit + TOLERANCE
-    return Condition(title, model, ok, kind, found, value, limit)
+    return GateCheck(title, model, ok, kind, found, value, limit)
 
 
 def _regression_title(allowed: float) -> str:
     return f"no significant regression > {allowed:g} vs baseline"
 
 
-def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[Condition]:
+def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[GateCheck]:
     out = []
     baseline = comparison.run_a
     if not comparison.pairs:
         unmatched = Unmatched(baseline, "model")
-        out.append(Condition(_regression_title(allowed), "", False, "regression", unmatched))
+        out.append(GateCheck(_regression_title(allowed), "", False, "regression", unmatched))
     for pair in comparison.pairs:
         label = pair.label_b if several else ""
         if not pair.variants:
             unmatched = Unmatched(baseline, "variant")
-            out.append(Condition(_regression_title(allowed), label, False, "regression", unmatched))
+            out.append(GateCheck(_regression_title(allowed), label, False, "regression", unmatched))
         for v in pair.variants:
             model = " ".join(p for p in (label, f"[{v.variant}]" if v.variant else "") if p)
             k_metrics = [m for m in v.metrics if CATALOGUE.read(m.name).definition is PASS_HAT]
@@ -318,7 +335,7 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
             if not chosen:
                 unmatched = Unmatched(baseline, "trials")
                 out.append(
-                    Condition(_regression_title(allowed), model, False, "regression", unmatched)
+                    GateCheck(_regression_title(allowed), model, False, "regression", unmatched)
                 )
             for m in chosen:
                 delta = m.delta if m.delta is not None else 0.0
@@ -326,18 +343,18 @@ def _regressions(comparison: Comparison, allowed: float, several: bool) -> list[
                 bad = dropped and m.significant
                 found = Drop(m, v.task_count, comparison.alpha, dropped, len(v.regressed))
                 title = f"{m.name}: no significant drop > {allowed:g} vs baseline"
-                out.append(Condition(title, model, not bad, "regression", found, delta, -allowed))
+                out.append(GateCheck(title, model, not bad, "regression", found, delta, -allowed))
     return out
 
 
-def _without_baseline(spec: GateSpec) -> list[Condition]:
-    """The regression conditions the gate was given, skipped: there is nothing to compare."""
+def _without_baseline(spec: GateSpec) -> list[GateCheck]:
+    """The regression checks the gate was given, skipped: there is nothing to compare."""
     titles = []
     if spec.max_regression is not None:
         titles.append((_regression_title(spec.max_regression), "regression"))
     if spec.max_regressed_tasks is not None:
         titles.append((_tasks_title(spec.max_regressed_tasks), "regressed_tasks"))
-    return [Condition(title, "", True, kind, NoBaseline(), skipped=True) for title, kind in titles]
+    return [GateCheck(title, "", True, kind, NoBaseline(), skipped=True) for title, kind in titles]
 
 
 def _tasks_title(allowed: int) -> str:
@@ -346,26 +363,26 @@ def _tasks_title(allowed: int) -> str:
     return f"at most {allowed} task(s) regressed significantly vs baseline"
 
 
-def _regressed_tasks(comparison: Comparison, allowed: int, several: bool) -> list[Condition]:
+def _regressed_tasks(comparison: Comparison, allowed: int, several: bool) -> list[GateCheck]:
     """Per model pair and variant: the tasks the per-task test flags, at most `allowed`.
-    A pair or variant without matched tasks already fails the regression conditions."""
+    A pair or variant without matched tasks already fails the regression checks."""
     out = []
     for pair in comparison.pairs:
         label = pair.label_b if several else ""
         for v in pair.variants:
             if v.tasks:
                 model = " ".join(p for p in (label, f"[{v.variant}]" if v.variant else "") if p)
-                out.append(_task_condition(v, allowed, model, comparison.alpha))
+                out.append(_task_check(v, allowed, model, comparison.alpha))
     return out
 
 
-def _task_condition(v: VariantComparison, allowed: int, model: str, alpha: float) -> Condition:
+def _task_check(v: VariantComparison, allowed: int, model: str, alpha: float) -> GateCheck:
     flagged = tuple(v.significantly_regressed)
     found = RegressedTasks(flagged, v.task_count, allowed, alpha)
     if not flagged:
         counts = [t.trials for t in v.tasks]
         found = replace(found, needed=trials_needed(counts, exact(alpha)), fewest=min(counts))
-    return Condition(
+    return GateCheck(
         _tasks_title(allowed),
         model,
         len(flagged) <= allowed,
@@ -377,15 +394,15 @@ def _task_condition(v: VariantComparison, allowed: int, model: str, alpha: float
 
 
 def _integrity(
-    verification: Verification, what: str, conditions: list[Condition]
+    verification: Verification, what: str, checks: list[GateCheck]
 ) -> Verification | None:
     run_id = verification.run_id
     name = f"{what} verified" if what == "manifest" else f"{what} verified ({run_id})"
     found = Integrity(verification)
     if not verification.recorded:
-        conditions.append(Condition(name, "", True, "integrity", found, skipped=True))
+        checks.append(GateCheck(name, "", True, "integrity", found, skipped=True))
         return None
-    conditions.append(Condition(name, "", verification.ok, "integrity", found))
+    checks.append(GateCheck(name, "", verification.ok, "integrity", found))
     return verification
 
 
@@ -397,7 +414,7 @@ def resolve_spec(
 ) -> tuple[GateSpec, list[str], list[str]]:
     """The effective gate, where it came from, and warnings: the suite's section (from
     --suite or the run's own suite folder) with the flags over it. A suite folder that is
-    gone is an error, unless the flags give conditions (then a warning)."""
+    gone is an error, unless the flags give checks (then a warning)."""
     stored = run.config.suite_path
     path = suite or (Path(stored) if stored else None)
     sources: list[str] = []
@@ -416,7 +433,7 @@ def resolve_spec(
         elif flags.is_empty() and not baseline:
             raise UsageError(
                 f"the run's suite {file} is not here, so its gate: section cannot be read; "
-                "give --suite FOLDER, or the conditions as --min/--max/--baseline"
+                "give --suite FOLDER, or the checks as --min/--max/--baseline"
             )
         else:
             warnings.append(f"the run's suite {file} is not here: its gate: section is not applied")

@@ -122,6 +122,13 @@ def conversation_measures(conversation: Conversation, policy: Policy | None) -> 
     )
 
 
+def baseline_suite(store: Store, run_id: str) -> Path | None:
+    """The suite folder the baseline run was made from, where it still exists here; None
+    for an imported run or a folder gone since (the traces are then read without a suite)."""
+    stored = store.run(run_id).config.suite_path
+    return Path(stored) if stored and Path(stored).exists() else None
+
+
 def baseline_measures(store: Store, run_id: str, policy: Policy | None) -> list[Measures]:
     """Every trial of the baseline run (one conversation each), measured the same way; an
     agent with no model calls (a baseline agent) has no tokens to compare."""

@@ -1,6 +1,6 @@
 """The CI commands: `gate`, `compare` and `verify`.
 
-Exit 0 when everything held, 1 when the run fell short (a gate condition, a tampered result),
+Exit 0 when everything held, 1 when the run fell short (a gate check, a tampered result),
 2 on bad input (raised as ToolproofError and printed by the CLI without a traceback).
 """
 
@@ -14,10 +14,10 @@ from rich.markup import escape
 
 from toolproof.ci.compare import compare_runs
 from toolproof.ci.gate import evaluate_gate, flag_spec, resolve_spec
-from toolproof.cli import exit_without_teardown
 from toolproof.cli.options import RUN_HELP, StoreOpt
 from toolproof.cli.output import console, writable
 from toolproof.errors import UsageError
+from toolproof.perf import exit_without_teardown
 from toolproof.report.compare import comparison_tables
 from toolproof.report.gate import gate_json
 from toolproof.report.json import write_json
@@ -91,7 +91,7 @@ def gate(
     failed = result.failed
     if failed:
         console.print(
-            f"[red]gate failed: {len(failed)} of {len(result.conditions)} conditions",
+            f"[red]gate failed: {len(failed)} of {len(result.checks)} checks",
             highlight=False,
         )
         raise typer.Exit(1)
@@ -116,18 +116,14 @@ def compare(
         console.print(table)
     for warning in comparison.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
-    regressed = sorted(
-        {t.task_id for p in comparison.pairs for v in p.variants for t in v.regressed}
-    )
+    regressed = comparison.regressed_tasks
     if regressed:
         console.print(
             f"[red]{len(regressed)} task(s) passed fewer matched trials in {run_b}:[/] "
             + escape(", ".join(regressed)),
             highlight=False,
         )
-    flagged = sorted(
-        {t.task_id for p in comparison.pairs for v in p.variants for t in v.significantly_regressed}
-    )
+    flagged = comparison.significantly_regressed_tasks
     if flagged:
         console.print(
             f"[red]{len(flagged)} task(s) regressed significantly (what the gate counts):[/] "

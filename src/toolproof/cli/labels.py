@@ -1,7 +1,7 @@
 """The human-label commands: `label` (label a run's trials, or export and import a CSV) and
-`agreement` (how far the graders agree with the labels). Their work is in `labelling`,
-imported when one of them runs: it reads whole results and transcripts, which no other
-command's start-up needs."""
+`agreement` (how far the graders agree with the labels). Their work is in
+`toolproof.labelling`, and the terminal's side in `cli.labelling`, imported when one of them
+runs: it reads whole results and transcripts, which no other command's start-up needs."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ def label(
 ) -> None:
     """Label a run's trials pass or fail by hand: each trial's outcome and each rubric
     criterion. Labels never change a stored outcome; `toolproof agreement` compares them."""
-    from toolproof.cli.labelling import export_labels, import_labels, label_in_terminal
+    from toolproof.cli.labelling import label_in_terminal
+    from toolproof.labelling import export_labels, import_labels
 
     if export and import_:
         raise UsageError("--export and --import: give one")
@@ -61,7 +62,8 @@ def agreement_command(
 ) -> None:
     """How far each automated grader (the trial outcome, each rubric criterion) agrees with
     the human labels, and the labellers with each other."""
-    from toolproof.cli.labelling import agreement_found, show_agreement
+    from toolproof.cli.labelling import show_agreement
+    from toolproof.labelling import agreement_found
 
     writable(json_path, "--json")
     journal = open_existing(store)

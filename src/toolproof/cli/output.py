@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from toolproof.ci.gate import flag_spec, limit_conditions
+from toolproof.ci.gate import fail_under
 from toolproof.errors import UsageError
 from toolproof.metrics.summary import RunSummary
 from toolproof.report.gate import detail
@@ -22,14 +22,6 @@ from toolproof.report.terminal import summary_notes, summary_tables
 
 console = Console() if sys.stdout.isatty() else Console(width=160)
 errors = Console(stderr=True, soft_wrap=True, emoji=False)  # "file:100: ..." is no emoji code
-
-
-def with_threshold_ks(ks: list[int] | None, thresholds: list[str] | None) -> list[int] | None:
-    """The k values asked for, plus those --fail-under names (so the summary has them)."""
-    extra = flag_spec(thresholds or [], min_flag="--fail-under").ks()
-    if not extra:
-        return ks
-    return sorted(set(ks or []) | set(extra)) if ks else None
 
 
 def finish(summary: RunSummary, json_path: Path | None, thresholds: list[str] | None) -> None:
@@ -42,15 +34,10 @@ def finish(summary: RunSummary, json_path: Path | None, thresholds: list[str] | 
     if json_path:
         write_json(summary.as_json(), json_path)
         console.print(f"wrote {json_path}")
-    spec = flag_spec(thresholds or [], min_flag="--fail-under")
-    if spec.is_empty():
-        return
-    if not summary.models:
-        raise UsageError("--fail-under: the run has no finished trial, so nothing to check")
-    broken = [c for c in limit_conditions(summary, spec, "--fail-under") if c.failed]
-    for condition in broken:
-        prefix = f"{condition.model}: " if condition.model else ""
-        console.print(f"[red]fail-under: {escape(prefix + detail(condition))}", highlight=False)
+    broken = fail_under(summary, thresholds or [])
+    for check in broken:
+        prefix = f"{check.model}: " if check.model else ""
+        console.print(f"[red]fail-under: {escape(prefix + detail(check))}", highlight=False)
     if broken:
         raise typer.Exit(1)
 

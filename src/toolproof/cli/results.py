@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from toolproof.ci.gate import with_threshold_ks
 from toolproof.cli.options import (
     RUN_HELP,
     FailUnderOpt,
@@ -18,7 +19,7 @@ from toolproof.cli.options import (
     parse_infra,
     parse_k,
 )
-from toolproof.cli.output import console, errors, finish, with_threshold_ks, writable
+from toolproof.cli.output import console, errors, finish, writable
 from toolproof.cli.telemetry import import_trace
 from toolproof.errors import UsageError
 from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report

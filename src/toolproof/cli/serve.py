@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import typer
 
-from toolproof.cli import ctrl_c_deferred
 from toolproof.cli.options import (
     DriftOpt,
     FaultsOpt,
@@ -19,6 +18,7 @@ from toolproof.cli.options import (
     SuiteArg,
 )
 from toolproof.errors import UsageError
+from toolproof.perf import ctrl_c_deferred
 from toolproof.spec.limits import MAX_SEED, MAX_TIME_SCALE, MAX_TRIALS, real, whole
 from toolproof.store.journal import Store
 

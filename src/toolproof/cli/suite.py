@@ -11,8 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from toolproof.ci.gate import flag_spec
-from toolproof.cli import ctrl_c_deferred
+from toolproof.ci.gate import flag_spec, with_threshold_ks
 from toolproof.cli.options import (
     AgentOpt,
     BaseUrlOpt,
@@ -60,8 +59,9 @@ from toolproof.cli.options import (
     parse_k,
     parse_params,
 )
-from toolproof.cli.output import console, errors, finish, with_threshold_ks, writable
+from toolproof.cli.output import console, errors, finish, writable
 from toolproof.errors import UsageError
+from toolproof.perf import ctrl_c_deferred
 from toolproof.report.terminal import RunProgress
 from toolproof.spec.limits import MAX_CONCURRENCY, MAX_TURNS
 from toolproof.store.queries import open_existing
@@ -98,14 +98,15 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt
     fails every task. Rubrics are judged only with a judge model."""
     with ctrl_c_deferred():
         from toolproof.runner.build import judge_name
-        from toolproof.runner.validate import validate_conditions, validate_suite
+        from toolproof.runner.validate import validate as validate_all
         from toolproof.suite import load_suite
 
     loaded = load_suite(suite)
     for warning in loaded.warnings:
         errors.print(f"[yellow]warning:[/] {warning}")
     judge = judge_name(loaded, judge_model)
-    checks = asyncio.run(validate_suite(loaded, loaded.select(tasks), judge))
+    validation = asyncio.run(validate_all(loaded, loaded.select(tasks), judge))
+    checks, conditions = validation.checks, validation.conditions
     for check in checks:
         if check.rubric_unjudged:
             errors.print(
@@ -132,13 +133,11 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt
             escape("; ".join(check.problems)),
         )
     console.print(table)
-    sound = [c.task for c in checks if c.ok]
-    if len(sound) < len(checks) and (loaded.file.faults.profiles or loaded.file.drift):
+    if validation.left_out:
         errors.print(
-            f"[yellow]note:[/] the {len(checks) - len(sound)} unsound task(s) above are left out "
+            f"[yellow]note:[/] the {validation.left_out} unsound task(s) above are left out "
             "of the fault and drift checks: fix them first"
         )
-    conditions = asyncio.run(validate_conditions(loaded, sound)) if sound else []
     if conditions:
         survival = Table(title="fault profiles and drift variants", title_justify="left")
         for column in ("condition", "retrying oracle", "plain oracle", "problems"):
@@ -151,24 +150,23 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt
                 "; ".join(condition.problems[:3]),
             )
         console.print(survival)
-    bad = [c for c in checks if not c.ok]
+    bad, unsurvivable = validation.unsound, validation.unsurvivable
     for check in bad:
         for problem in check.problems:
             where = f"{check.task.source}:{check.task.line}"
             errors.print(
                 f"{where}: task '{check.task.id}': {problem}", markup=False, highlight=False
             )
-    unsurvivable = [c for c in conditions if not c.ok]
     for condition in unsurvivable:
         errors.print(f"{condition.variant} cannot be survived: {condition.problems[0]}")
-    if bad or unsurvivable:
+    if not validation.ok:
         summary = f"{len(bad)} of {len(checks)} tasks are unsound"
         if conditions:
             summary += f"; {len(unsurvivable)} of {len(conditions)} conditions cannot be survived"
         errors.print(f"[red]{summary}")
         raise typer.Exit(1)
     survivable = f", {len(conditions)} fault profiles and drift variants survivable"
-    unjudged = sum(c.rubric_unjudged for c in checks)
+    unjudged = validation.unjudged
     console.print(
         f"[green]suite '{loaded.name}' is sound: {len(checks)} tasks checked"
         + (survivable if conditions else "")

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolproof.cli import ctrl_c_deferred
 from toolproof.cli.options import StoreOpt
 from toolproof.cli.output import console, errors, writable
 from toolproof.errors import UsageError
+from toolproof.perf import ctrl_c_deferred
 
 if TYPE_CHECKING:  # the suite machinery loads only when a command reads a suite
     from toolproof.suite.loaded import Suite
@@ -109,7 +109,7 @@ def monitor(
 ) -> None:
     """Score production traces with the graders that need no gold (policy, loops, recovery,
     economics) and compare each with the baseline run; exit 1 on a significant regression."""
-    from toolproof.ci.monitor import Policy, baseline_measures, production_measures
+    from toolproof.ci.monitor import Policy, baseline_measures, baseline_suite, production_measures
     from toolproof.ci.monitor import monitor as compare
     from toolproof.report.json import write_json
     from toolproof.report.monitor import monitor_markdown
@@ -119,10 +119,7 @@ def monitor(
     writable(markdown_path, "--markdown")
     journal = open_existing(store)
     run_id = journal.resolve(baseline)
-    if suite is None:
-        stored = journal.run(run_id).config.suite_path
-        suite = Path(stored) if stored and Path(stored).exists() else None
-    policy = Policy.of(suite_for_traces(suite))
+    policy = Policy.of(suite_for_traces(suite or baseline_suite(journal, run_id)))
     current = production_measures(traces, policy)
     report = compare(
         current,

@@ -201,6 +201,18 @@ class Comparison:
     pairs: list[PairComparison]
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def regressed_tasks(self) -> list[str]:
+        """The tasks that passed fewer matched trials in run B, in any pair and variant."""
+        return sorted({t.task_id for p in self.pairs for v in p.variants for t in v.regressed})
+
+    @property
+    def significantly_regressed_tasks(self) -> list[str]:
+        """The tasks the per-task test flags in any pair and variant (what the gate counts)."""
+        return sorted(
+            {t.task_id for p in self.pairs for v in p.variants for t in v.significantly_regressed}
+        )
+
     def as_json(self) -> dict[str, Any]:
         return {
             "run_a": self.run_a,

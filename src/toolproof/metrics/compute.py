@@ -24,7 +24,7 @@ from toolproof.spec.metrics import CATALOGUE, MetricDef, UnknownMetric
 
 if TYPE_CHECKING:
     from toolproof.metrics.passk import TaskTrials
-    from toolproof.metrics.sections import Conditions, Degradation, Policy, Reliability
+    from toolproof.metrics.sections import ConditionStats, Degradation, Policy, Reliability
     from toolproof.metrics.summary import ModelSummary
 
 Value = float | None
@@ -56,7 +56,7 @@ class ModelFacts:
     intervals: bool
     imported: bool
     policy: Policy | None
-    conditions: Conditions
+    conditions: ConditionStats
     reliability: Reliability | None
     """None while the score's own parts are being measured."""
     degradation: Degradation | None

@@ -37,8 +37,8 @@ NOT_FAULTS = frozenset({"latency"})
 """Injected faults that do not make a trial count for `corrective_action` (no error to correct)."""
 
 
-class TrialLike(Protocol):
-    """What the summary reads of a trial: a stored `TrialResult` fits."""
+class ResultLike(Protocol):
+    """What the summary reads of a trial's result: a stored `TrialResult` fits."""
 
     @property
     def outcome(self) -> str: ...
@@ -48,7 +48,8 @@ class TrialLike(Protocol):
 
 
 Events = Transcript | Sequence[Event]
-Trial = tuple[str, Events] | TrialLike
+Graded = tuple[str, Events] | ResultLike
+"""A graded trial: its outcome and its events, or its result."""
 
 
 def _events(trial: Events) -> Sequence[Event]:
@@ -111,7 +112,7 @@ def had_fault(trial: Events) -> bool:
     return any(c.fault is not None and c.fault not in NOT_FAULTS for c in _calls(trial))
 
 
-def _rows(trials: Sequence[Trial]) -> list[tuple[str, Events]]:
+def _rows(trials: Sequence[Graded]) -> list[tuple[str, Events]]:
     return [t if isinstance(t, tuple) else (t.outcome, t.transcript) for t in trials]
 
 
@@ -133,6 +134,6 @@ def trial_stats(trial: Events) -> dict[str, Any]:
     }
 
 
-def recovery_summary(trials: Sequence[Trial]) -> dict[str, Any]:
+def recovery_summary(trials: Sequence[Graded]) -> dict[str, Any]:
     """`pool` over trials given as (outcome, transcript-or-events) pairs or stored trials."""
     return pool([(outcome, trial_stats(events)) for outcome, events in _rows(trials)])

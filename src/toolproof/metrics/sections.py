@@ -211,7 +211,7 @@ class LoadRow(Section):
     baseline_pass_rate: float | None
 
 
-class Conditions(Section):
+class ConditionStats(Section):
     """A model's production conditions over all of its trials, per task and per tier."""
 
     recovery: Recovery

@@ -45,7 +45,7 @@ from toolproof.metrics.score import measured_parts, reliability_score, score_not
 from toolproof.metrics.sections import (
     Breakdown,
     CheckpointRates,
-    Conditions,
+    ConditionStats,
     Counts,
     Degradation,
     Judge,
@@ -99,7 +99,7 @@ class ModelSummary(Section):
     tasks: list[TaskRow]
     variant: str
     variants: dict[str, VariantSummary]
-    conditions: Conditions
+    conditions: ConditionStats
     reliability: Reliability
     blame: dict[str, int] = Field(default_factory=dict)
     """Failed trials by the party they are to blame on; they sum to `counts.failed`. Empty
@@ -343,7 +343,7 @@ def summarize_model(
         intervals=how.intervals,
         imported=how.imported,
         policy=Policy.model_validate(out["policy"]) if out["policy"] else None,
-        conditions=Conditions.model_validate(conditions),
+        conditions=ConditionStats.model_validate(conditions),
         reliability=None,
         degradation=_degradation(out),
     )
@@ -368,7 +368,7 @@ def _with_sections(
     """The facts with the intervals now attached to the conditions and the score."""
     return replace(
         facts,
-        conditions=Conditions.model_validate(conditions),
+        conditions=ConditionStats.model_validate(conditions),
         reliability=Reliability.model_validate(reliability),
     )
 

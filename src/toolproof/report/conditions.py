@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Literal, TypeVar
 
-from toolproof.metrics.sections import Conditions
+from toolproof.metrics.sections import ConditionStats
 
 By = Literal["task", "tier"]
 Cell = Callable[[By, str], float | None]
@@ -15,7 +15,7 @@ Cell = Callable[[By, str], float | None]
 Row = TypeVar("Row")
 
 
-def condition_columns(conditions: Conditions) -> dict[str, Cell]:
+def condition_columns(conditions: ConditionStats) -> dict[str, Cell]:
     """Header -> value, for each condition measured: recovery (when a tool call failed),
     drift robustness and its ratio to clean, completion under load and its ratio to the
     baseline level."""

@@ -1,4 +1,4 @@
-"""The gate's findings in words: each condition's detail, as the terminal, JUnit, Markdown
+"""The gate's findings in words: each check's detail, as the terminal, JUnit, Markdown
 and JSON show it, and the gate's JSON document."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from toolproof.ci.findings import (
-    Condition,
     Drop,
+    GateCheck,
     Integrity,
     NoBaseline,
     NoTrials,
@@ -21,7 +21,7 @@ from toolproof.format import fmt, p_phrase
 from toolproof.store.verify import Verification
 
 NAMED_TASKS = 10
-"""Flagged tasks a condition's detail names; --json lists them all."""
+"""Flagged tasks a check's detail names; --json lists them all."""
 
 _UNMATCHED = {
     "model": "no trial of the run can be paired with one of baseline {}",
@@ -30,21 +30,21 @@ _UNMATCHED = {
 }
 
 
-def detail(condition: Condition) -> str:
-    """What a condition found, in one line: the value against its limit, the test and its
+def detail(check: GateCheck) -> str:
+    """What a check found, in one line: the value against its limit, the test and its
     result, or why it could not be decided."""
-    found = condition.found
+    found = check.found
     match found:
         case RunState():
             return _run_state(found)
         case NoTrials():
             return "no trial recorded: nothing to gate"
         case Threshold():
-            return _threshold(found, condition.passed)
+            return _threshold(found, check.passed)
         case Unmatched():
             return _UNMATCHED[found.missing].format(found.baseline)
         case Drop():
-            return _drop(found, condition.passed)
+            return _drop(found, check.passed)
         case RegressedTasks():
             return _regressed_tasks(found)
         case NoBaseline():
@@ -119,20 +119,20 @@ def _integrity(verification: Verification) -> str:
     return shown + (f"; {more} more (toolproof verify {run_id})" if more > 0 else "")
 
 
-def condition_json(condition: Condition) -> dict[str, Any]:
-    """One condition in the gate's JSON; a `regressed_tasks` one lists every flagged task."""
+def check_json(check: GateCheck) -> dict[str, Any]:
+    """One check in the gate's JSON; a `regressed_tasks` one lists every flagged task."""
     out: dict[str, Any] = {
-        "name": condition.name,
-        "model": condition.model or None,
-        "kind": condition.kind,
-        "passed": condition.passed,
-        "skipped": condition.skipped,
-        "value": condition.value,
-        "limit": condition.limit,
-        "detail": detail(condition),
+        "name": check.name,
+        "model": check.model or None,
+        "kind": check.kind,
+        "passed": check.passed,
+        "skipped": check.skipped,
+        "value": check.value,
+        "limit": check.limit,
+        "detail": detail(check),
     }
-    if condition.kind == "regressed_tasks":
-        found = condition.found
+    if check.kind == "regressed_tasks":
+        found = check.found
         flagged = found.flagged if isinstance(found, RegressedTasks) else ()
         out["tasks"] = [t.as_json() for t in flagged]
     return out
@@ -148,7 +148,7 @@ def gate_json(result: GateResult) -> dict[str, Any]:
         "passed": result.passed,
         "gate": result.spec.model_dump(),
         "sources": result.sources,
-        "conditions": [condition_json(c) for c in result.conditions],
+        "conditions": [check_json(c) for c in result.checks],
         "warnings": result.warnings,
         "manifest": None if result.verification is None else result.verification.as_json(),
         "comparison": None if result.comparison is None else result.comparison.as_json(),

@@ -1,6 +1,6 @@
 """The gate as JUnit XML, for the test reports of CI systems.
 
-One test suite `gate` with a test case per gate condition, and one test suite of tasks per
+One test suite `gate` with a test case per gate check, and one test suite of tasks per
 model and variant with a test case per task: it fails when any of the task's trials failed,
 with the reasons as the failure message (an `error` when every non-passing trial was an
 infra error).
@@ -74,14 +74,14 @@ def gate_junit(result: GateResult) -> ET.Element:
             "passed": str(result.passed).lower(),
         },
     )
-    for condition in result.conditions:
+    for check in result.checks:
         case = ET.SubElement(
-            gate, "testcase", classname="toolproof.gate", name=condition.title, time="0"
+            gate, "testcase", classname="toolproof.gate", name=check.title, time="0"
         )
-        said = clean(detail(condition))
-        if condition.skipped:
+        said = clean(detail(check))
+        if check.skipped:
             ET.SubElement(case, "skipped", message=said)
-        elif not condition.passed:
+        elif not check.passed:
             failure = ET.SubElement(case, "failure", message=said, type="gate")
             failure.text = said
         else:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolproof.ci.findings import Condition
+from toolproof.ci.findings import GateCheck
 from toolproof.ci.gate import GateResult
 from toolproof.format import fixed, fmt, fmt_p
 from toolproof.metrics.comparison import PairComparison
@@ -45,10 +45,10 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     return out
 
 
-def _mark(condition: Condition) -> str:
-    if condition.skipped:
+def _mark(check: GateCheck) -> str:
+    if check.skipped:
         return "⏭️"
-    return "✅" if condition.passed else "❌"
+    return "✅" if check.passed else "❌"
 
 
 def gate_markdown(result: GateResult, limit: int = 20) -> str:
@@ -68,22 +68,22 @@ def gate_markdown(result: GateResult, limit: int = 20) -> str:
     ]
     lines += _judge(summary)
     failed = result.failed
-    checked = [c for c in result.conditions if not c.skipped]
+    checked = [c for c in result.checks if not c.skipped]
     if failed:
-        lines.append(f"**{len(failed)} of {len(checked)} conditions failed:**")
+        lines.append(f"**{len(failed)} of {len(checked)} checks failed:**")
         lines.append("")
         lines.extend(f"- ❌ **{cell(c.title)}**: {cell(detail(c), 400)}" for c in failed)
     else:
-        lines.append(f"**All {len(checked)} conditions held.**")
+        lines.append(f"**All {len(checked)} checks held.**")
     lines.append("")
     for warning in result.warnings:
         lines.append(f"> ⚠️ {cell(warning, 400)}")
     if result.warnings:
         lines.append("")
-    lines += ["### Conditions", ""]
+    lines += ["### Checks", ""]
     lines += _table(
-        ("", "condition", "detail"),
-        ((_mark(c), cell(c.title), cell(detail(c), 300)) for c in result.conditions),
+        ("", "check", "detail"),
+        ((_mark(c), cell(c.title), cell(detail(c), 300)) for c in result.checks),
     )
     lines.append("")
     lines += _metrics(result)

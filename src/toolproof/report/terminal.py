@@ -507,18 +507,15 @@ def _tasks_by_model(models: list[ModelSummary], k: int) -> Table:
 
 
 def gate_table(result: GateResult) -> Table:
-    """`toolproof gate`: one row per condition, marked ok, FAIL or skip."""
+    """`toolproof gate`: one row per check, marked ok, FAIL or skip."""
     run = result.run
     title = f"gate · {run.suite_name} {run.suite_version} · run {result.run_id}"
     if result.baseline:
         title += f" vs baseline {result.baseline}"
     table = Table(title=escape(title), title_justify="left")
-    for column in ("", "condition", "detail"):
+    for column in ("", "check", "detail"):
         table.add_column(column)
-    for condition in result.conditions:
-        if condition.skipped:
-            mark = "[yellow]skip"
-        else:
-            mark = "[green]ok" if condition.passed else "[red]FAIL"
-        table.add_row(mark, escape(condition.title), escape(detail(condition)))
+    for check in result.checks:
+        mark = "[yellow]skip" if check.skipped else "[green]ok" if check.passed else "[red]FAIL"
+        table.add_row(mark, escape(check.title), escape(detail(check)))
     return table

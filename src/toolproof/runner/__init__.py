@@ -2,18 +2,18 @@
 executors, whole runs."""
 
 from toolproof.runner.config import RunRequest
-from toolproof.runner.plan import TrialSpec, derive_seed, plan
+from toolproof.runner.plan import PlannedTrial, derive_seed, plan
 from toolproof.runner.run import RunReport, RunStart, run_suite
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.spec.overrides import ModelOverrides
 
 __all__ = [
     "ModelOverrides",
+    "PlannedTrial",
     "RunReport",
     "RunRequest",
     "RunStart",
     "Trial",
-    "TrialSpec",
     "derive_seed",
     "plan",
     "run_suite",

@@ -19,7 +19,7 @@ from toolproof.records.run import RunConfig
 from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.judging import JudgeModel, hold_answers
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.trial import Trial, run_trial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.spec.overrides import ModelOverrides
@@ -27,7 +27,7 @@ from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 from toolproof.users.scripted import UserFactory
 
-RunOne = Callable[[TrialSpec], Awaitable[TrialResult]]
+RunOne = Callable[[PlannedTrial], Awaitable[TrialResult]]
 """Runs one planned trial to its graded result (in this process, or on a Ray actor)."""
 
 
@@ -118,14 +118,14 @@ class Wiring:
         judge = [self.judge.identity] if self.judge else []
         return [a.identity for a in self.agents.values()] + [self.user_identity] + judge
 
-    def trial(self, spec: TrialSpec, agent: AgentChoice | None = None) -> Trial:
+    def trial(self, spec: PlannedTrial, agent: AgentChoice | None = None) -> Trial:
         """One planned trial: the agent of its model (or the one given), its variant's user
         side and conditions, its task's expected world, and the judge."""
         chosen = agent or self.agents[spec.model]
         setup = self.variants[spec.variant]
         gold = self.expected[spec.task_id]
         return Trial(
-            spec=spec,
+            planned=spec,
             suite=self.suite,
             agent=chosen.factory,
             agent_label=chosen.label,
@@ -142,7 +142,7 @@ class Wiring:
         """How one planned trial runs in this process: the same on the driver and in a Ray
         actor, so both executors build every trial alike."""
 
-        async def one(spec: TrialSpec) -> TrialResult:
+        async def one(spec: PlannedTrial) -> TrialResult:
             return await run_trial(self.trial(spec))
 
         return one

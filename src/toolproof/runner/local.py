@@ -14,7 +14,7 @@ import contextvars
 from collections.abc import Awaitable, Callable, Iterable
 
 from toolproof.records.trial import TrialResult
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 
 _slot: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
     "toolproof_slot", default=None
@@ -33,8 +33,8 @@ async def hand_over() -> None:
 
 
 async def execute(
-    specs: Iterable[TrialSpec],
-    run_one: Callable[[TrialSpec], Awaitable[TrialResult]],
+    specs: Iterable[PlannedTrial],
+    run_one: Callable[[PlannedTrial], Awaitable[TrialResult]],
     concurrency: int,
     on_result: Callable[[TrialResult], None],
     should_stop: Callable[[], bool] = lambda: False,
@@ -72,7 +72,7 @@ async def execute(
             group.create_task(slot(spec, once), context=context)
             return True
 
-        async def slot(spec: TrialSpec, once: Callable[[], None]) -> None:
+        async def slot(spec: PlannedTrial, once: Callable[[], None]) -> None:
             on_result(await run_one(spec))
             once()  # a trial that did not hand its slot over itself
 

@@ -1,4 +1,4 @@
-"""Planning a run: one TrialSpec per (variant, task, trial), each with a derived seed."""
+"""Planning a run: one PlannedTrial per (variant, task, trial), each with a derived seed."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ def derive_seed(suite_seed: int, variant: str, task_id: str, trial: int) -> int:
 
 
 @dataclass(frozen=True)
-class TrialSpec:
-    """One trial to run."""
+class PlannedTrial:
+    """One trial of a run as planned: which task, which of its trials, the model and the
+    variant, and the seed; `runner.build.Wiring.trial` makes it a `Trial` to play."""
 
     task_id: str
     trial: int
@@ -35,14 +36,14 @@ def plan(
     suite_seed: int,
     models: list[str] | None = None,
     variant: str = "",
-) -> list[TrialSpec]:
+) -> list[PlannedTrial]:
     """Trials in round-robin order (trial 0 of every task and model first), so a partial
     run is even, with the models interleaved task by task: the trials in flight at any moment
     spread over every model, so no model's limit of calls in flight holds the run back while
     the others sit idle. The seed does not depend on the model: every model meets the same
     trial."""
     return [
-        TrialSpec(
+        PlannedTrial(
             task_id=task.id,
             trial=index,
             seed=derive_seed(suite_seed, variant, task.id, index),

@@ -31,7 +31,7 @@ from toolproof.records.run import RunConfig
 from toolproof.records.trial import TrialResult
 from toolproof.runner.build import RunOne, Wiring, build
 from toolproof.runner.gold import GoldReplay
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.variants import Variant
 from toolproof.suite.loaded import Suite
 
@@ -98,7 +98,7 @@ class TrialActor:
             archive.extractall(self.unpacked.name, filter="data")
         return load_suite(Path(self.unpacked.name) / folder.name)
 
-    async def run(self, spec: TrialSpec) -> TrialResult:
+    async def run(self, spec: PlannedTrial) -> TrialResult:
         assert self.run_one is not None, "start() builds the trials first"
         return await self.run_one(spec)
 
@@ -122,7 +122,7 @@ class ActorPool:
         self.actors = actors
         self.in_flight = [0] * len(actors)
 
-    async def run(self, spec: TrialSpec) -> TrialResult:
+    async def run(self, spec: PlannedTrial) -> TrialResult:
         index = 0 if Variant.parse(spec.variant).load else self.in_flight.index(min(self.in_flight))
         self.in_flight[index] += 1
         try:

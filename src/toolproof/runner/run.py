@@ -7,12 +7,11 @@ they finish."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import hashlib
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +20,7 @@ from sqlalchemy.exc import DBAPIError
 from toolproof.errors import StoreError, UsageError
 from toolproof.metrics.summary import RunSummary
 from toolproof.models.http import close_shared
+from toolproof.perf import fewer_collections
 from toolproof.records.run import RunConfig
 from toolproof.records.trial import TrialResult
 from toolproof.runner.build import RunOne, Wiring, build
@@ -33,7 +33,7 @@ from toolproof.runner.config import (
     run_config,
 )
 from toolproof.runner.local import execute
-from toolproof.runner.plan import TrialSpec, plan
+from toolproof.runner.plan import PlannedTrial, plan
 from toolproof.spec.task import Task
 from toolproof.store.journal import NewRun, Store, WriteFailed
 from toolproof.store.manifest import record_manifest
@@ -156,7 +156,7 @@ async def drive(
             for spec in plan(tasks, config.trials, config.seed, list(wiring.agents), key)
         ]
         done = store.done(run_id)
-        todo: list[TrialSpec] = [s for s in specs if s.key not in done]
+        todo: list[PlannedTrial] = [s for s in specs if s.key not in done]
         before = Counter(row["outcome"] for row in store.outcomes(run_id)) if done else {}
         on_start(
             RunStart(
@@ -273,22 +273,6 @@ async def executor(request: RunRequest, wiring: Wiring) -> AsyncIterator[RunOne]
 
     async with ray_trials(wiring, request.ray_address) as remote:
         yield remote
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """While trials run, collect garbage less often and never scan what was built before
-    (modules, the suite, the clients): with hundreds of trials in flight, Python's default
-    collections stalled every trial, up to 0.3 s at a time and ~8% of the run in all
-    (bench/headline.py). Memory stays flat: trials still free what they made."""
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 20)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
 
 
 @dataclass

@@ -48,7 +48,7 @@ from toolproof.records.run import RunConfig
 from toolproof.records.trial import TrialResult
 from toolproof.runner.build import Wiring, build, gold_replays
 from toolproof.runner.config import RunRequest, run_config
-from toolproof.runner.plan import TrialSpec, derive_seed
+from toolproof.runner.plan import PlannedTrial, derive_seed
 from toolproof.runner.run import fingerprint, task_rows
 from toolproof.runner.trial import run_trial
 from toolproof.store.journal import Store
@@ -99,13 +99,13 @@ class ServedTrial:
     def __init__(
         self,
         wiring: Wiring,
-        spec: TrialSpec,
+        planned: PlannedTrial,
         label: str,
         on_result: Callable[[TrialResult], None],
     ) -> None:
-        self.wiring, self.spec, self.label = wiring, spec, label
+        self.wiring, self.planned, self.label = wiring, planned, label
         self.suite = wiring.suite
-        self.task = wiring.suite.task(spec.task_id)
+        self.task = wiring.suite.task(planned.task_id)
         self.on_result = on_result
         self.gateway: Gateway | None = None
         self.started = asyncio.Event()
@@ -129,7 +129,7 @@ class ServedTrial:
         await self.started.wait()
         relay = AgentChoice(self.label, self._relay, f"mcp:{self.label}")
         try:
-            result = await run_trial(self.wiring.trial(self.spec, relay))
+            result = await run_trial(self.wiring.trial(self.planned, relay))
             self.on_result(result)
             return result
         finally:
@@ -502,7 +502,7 @@ async def serve(
     run = ServedRun(store, suite, config, label, fresh, judge)
     index = run.choose_trial(task.id, trial)
     variant = config.variants[0]
-    spec = TrialSpec(
+    spec = PlannedTrial(
         task_id=task.id,
         trial=index,
         seed=derive_seed(config.seed, variant, task.id, index),

@@ -20,7 +20,7 @@ from toolproof.records.trial import TrialResult
 from toolproof.runner.grading import derived, judge
 from toolproof.runner.judging import JudgeModel, judge_rubric
 from toolproof.runner.local import hand_over
-from toolproof.runner.plan import TrialSpec
+from toolproof.runner.plan import PlannedTrial
 from toolproof.runtime import TrialEnvironment
 from toolproof.seeds import stream_seed
 from toolproof.suite.loaded import Suite
@@ -34,7 +34,7 @@ from toolproof.world import Change, World
 class Trial:
     """Everything one trial needs: which trial of which suite, whose agent, under what."""
 
-    spec: TrialSpec
+    planned: PlannedTrial
     suite: Suite
     agent: AgentFactory
     agent_label: str = ""
@@ -54,7 +54,7 @@ class Trial:
 
 async def run_trial(trial: Trial) -> TrialResult:
     """Run one (task, trial) to its end and grade it."""
-    spec, suite = trial.spec, trial.suite
+    spec, suite = trial.planned, trial.suite
     task = suite.task(spec.task_id)
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     clock = time.perf_counter()

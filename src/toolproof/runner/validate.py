@@ -33,7 +33,7 @@ from toolproof.records.trial import TrialResult
 from toolproof.runner.build import Wiring, build
 from toolproof.runner.gold import GoldReplay, replay_gold
 from toolproof.runner.grading import ownership
-from toolproof.runner.plan import TrialSpec, derive_seed
+from toolproof.runner.plan import PlannedTrial, derive_seed
 from toolproof.runner.trial import run_trial
 from toolproof.runner.variants import Variant
 from toolproof.spec.task import Task
@@ -98,9 +98,9 @@ async def gold_of(suite: Suite, tasks: list[Task]) -> dict[str, GoldReplay]:
     return {task.id: await replay_gold(suite, task) for task in tasks}
 
 
-def first_trial(wiring: Wiring, task: Task, variant: str = "") -> TrialSpec:
+def first_trial(wiring: Wiring, task: Task, variant: str = "") -> PlannedTrial:
     """A task's trial 0 in a variant, seeded as a run seeds it."""
-    return TrialSpec(task.id, 0, derive_seed(wiring.config.seed, variant, task.id, 0), variant)
+    return PlannedTrial(task.id, 0, derive_seed(wiring.config.seed, variant, task.id, 0), variant)
 
 
 async def check_task(wiring: Wiring, task: Task, limit: asyncio.Semaphore) -> TaskCheck:
@@ -236,3 +236,50 @@ async def validate_conditions(
     config = validation_config(suite, chosen, variants=variants, time_scale=time_scale)
     wiring = await build(suite, config, expected=await gold_of(suite, chosen))
     return [await check_condition(wiring, variant) for variant in variants]
+
+
+@dataclass
+class Validation:
+    """A whole validation: each task's check, then each condition's (fault profile, drift
+    variant), proved on the sound tasks alone."""
+
+    checks: list[TaskCheck]
+    conditions: list[ConditionCheck]
+    declares_conditions: bool
+    """The suite declares fault profiles or drift variants."""
+
+    @property
+    def unsound(self) -> list[TaskCheck]:
+        return [check for check in self.checks if not check.ok]
+
+    @property
+    def left_out(self) -> int:
+        """The unsound tasks left out of the condition checks (none where the suite declares
+        no condition)."""
+        return len(self.unsound) if self.declares_conditions else 0
+
+    @property
+    def unsurvivable(self) -> list[ConditionCheck]:
+        return [condition for condition in self.conditions if not condition.ok]
+
+    @property
+    def unjudged(self) -> int:
+        """The tasks whose rubric no judge model graded."""
+        return sum(check.rubric_unjudged for check in self.checks)
+
+    @property
+    def ok(self) -> bool:
+        """The suite is sound: every task, and every condition survivable."""
+        return not (self.unsound or self.unsurvivable)
+
+
+async def validate(
+    suite: Suite, tasks: list[Task] | None = None, judge_model: str | None = None
+) -> Validation:
+    """`validate_suite`, then `validate_conditions` over the tasks that proved sound (an
+    unsound task would fail every condition for its own reason)."""
+    checks = await validate_suite(suite, tasks, judge_model)
+    sound = [check.task for check in checks if check.ok]
+    conditions = await validate_conditions(suite, sound) if sound else []
+    declared = bool(suite.file.faults.profiles or suite.file.drift)
+    return Validation(checks, conditions, declared)

@@ -19,19 +19,18 @@ from typing import Any, NamedTuple
 import orjson
 from sqlalchemy import JSON, Connection, LargeBinary, select, text, type_coerce
 
+from toolproof.perf import gc_paused
 from toolproof.store import payload
 from toolproof.store.journal import OUTCOME_COLUMNS, Store
-from toolproof.store.queries import bulk_read
 from toolproof.store.rows import (
     HASHED_COLUMNS,
     KEY_COLUMNS,
+    TrialKey,
     outcome_dicts,
     record_hash,
     row_columns,
 )
 from toolproof.store.schema import trials
-
-TrialKey = tuple[str, str, str, int]
 
 
 def canonical_json(value: Any) -> bytes:
@@ -164,7 +163,7 @@ def read_trials(
 ) -> list[StoredTrial]:
     """Every trial of the run as stored now, ordered by (variant, model, task, trial); given
     `outcomes`, each trial's light columns are appended to it in that order too."""
-    with bulk_read(), store.engine.connect() as conn:
+    with gc_paused(), store.engine.connect() as conn:
         found = _scan(conn, run_id, first_format, outcomes)
     if first_format:
         disagreeing = disagreements(store, [t.row_id for t in found if not t.problems])

@@ -16,10 +16,8 @@ from sqlalchemy import delete, select
 from toolproof.records.trial import TrialResult
 from toolproof.spec.expectations import OUTCOME_LABEL
 from toolproof.store.journal import Store, now
+from toolproof.store.rows import TrialKey
 from toolproof.store.schema import labels
-
-TrialKey = tuple[str, str, str, int]
-"""(variant, model, task_id, trial): a trial of a run."""
 
 
 @dataclass(frozen=True)

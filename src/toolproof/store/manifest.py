@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 from sqlalchemy import Text, cast, select
 
+from toolproof.perf import gc_paused
 from toolproof.store.integrity import StoredTrial, canonical_json, hash_lines, read_trials, sha256
 from toolproof.store.journal import Store, now
-from toolproof.store.queries import bulk_read
 from toolproof.store.rows import KEY_COLUMNS, JsonText
 from toolproof.store.schema import run_manifests, trials
 
@@ -42,7 +42,7 @@ def _written_entries(store: Store, run_id: str) -> list[Entry]:
         .where(trials.c.run_id == run_id)
         .order_by(*keys)
     )
-    with bulk_read(), store.engine.connect() as conn:
+    with gc_paused(), store.engine.connect() as conn:
         rows: list[Entry] = [tuple(row) for row in conn.execute(query).all()]
     if any(row[6] is None for row in rows):
         return [(*t.key, t.seed, t.outcome, t.hash) for t in read_trials(store, run_id)]
@@ -112,7 +112,7 @@ def build_manifest(
     rows.sort()  # in key order already, unless the database collates otherwise
     counts = {"passed": 0, "failed": 0, "infra_error": 0}
     counts.update(Counter(row[5] for row in rows))
-    with bulk_read():
+    with gc_paused():
         trial_entries = _entry_dicts(rows)
     return {
         "format": MANIFEST_FORMAT,
@@ -177,7 +177,7 @@ def record_manifest(store: Store, run_id: str) -> Manifest:
     """Compute and store the run's manifest, replacing an earlier one (a resumed or
     re-graded run records again). Call it when the run finishes."""
     store.check_sound()
-    with bulk_read():
+    with gc_paused():
         document = build_manifest(store, run_id)
         written = canonical_json(document)  # stored as it is hashed: verify needs no re-dump
         run_hash = document["run_hash"]

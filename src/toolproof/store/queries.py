@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Generator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,22 +29,6 @@ from toolproof.store.schema import run_tasks, runs, trials
 
 if TYPE_CHECKING:
     from toolproof.records.trial import TrialResult
-
-
-@contextmanager
-def bulk_read() -> Iterator[None]:
-    """Cyclic garbage collection paused while a run's rows become Python objects and are
-    summarized: rows, their columns and hashes hold no reference cycles, yet every
-    collection would walk all of them again, a third of the time of reading a run of
-    100,000 trials. Whatever is left to collect is collected once it resumes."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def outcomes_and_failures(

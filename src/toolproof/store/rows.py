@@ -20,6 +20,8 @@ from toolproof.store import payload
 from toolproof.store.schema import trials
 
 KEY_COLUMNS = ("variant", "model", "task_id", "trial")
+TrialKey = tuple[str, str, str, int]
+"""(variant, model, task_id, trial): a trial of a run, as `KEY_COLUMNS` name it."""
 UNHASHED = ("id", "run_id", "result", "sha256", "judge_cost_usd", *KEY_COLUMNS)
 HASHED_COLUMNS = tuple(c.name for c in trials.c if c.name not in UNHASHED)
 """The columns a record hash covers besides the result, in this order. The judge's cost

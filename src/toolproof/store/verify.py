@@ -11,7 +11,6 @@ of its result's canonical JSON) are still verified their own way.
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import sys
 import threading
@@ -24,9 +23,9 @@ from typing import Any, TypeVar
 import orjson
 from sqlalchemy import Connection
 
+from toolproof.perf import gc_frozen, gc_paused
 from toolproof.store.integrity import (
     StoredTrial,
-    TrialKey,
     disagreements,
     hash_lines,
     read_trials,
@@ -34,7 +33,7 @@ from toolproof.store.integrity import (
 )
 from toolproof.store.journal import Store
 from toolproof.store.manifest import SECTIONS, Manifest, about, entries, load_manifest
-from toolproof.store.queries import bulk_read
+from toolproof.store.rows import TrialKey
 
 
 @dataclass
@@ -73,7 +72,7 @@ def verify_run(store: Store, run_id: str, expect: str | None = None) -> Verifica
     manifest = load_manifest(store, run_id)
     if manifest is None:
         return _unrecorded(run_id)
-    with bulk_read():
+    with gc_paused():
         stored = read_trials(store, run_id, manifest.first_format)
         return _verified(store, manifest, stored, expect)
 
@@ -95,7 +94,7 @@ def read_verified(
         return aside
     manifest = load_manifest(store, run_id)
     rows: Rows = []
-    with bulk_read():
+    with gc_paused():
         if manifest is None:
             rows = store.outcomes(run_id)
             return rows, use(rows), _unrecorded(run_id)
@@ -119,12 +118,9 @@ def _read_while_verified_aside(
         before = _data_version(conn)
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            gc.freeze()  # the child's collections leave this process's objects (and pages) be
-            try:
+            with gc_frozen():  # the child's collections leave this process's objects be
                 pending = pool.submit(_verify_elsewhere, store.url, run_id)
-            finally:
-                gc.unfreeze()
-            with bulk_read():
+            with gc_paused():
                 rows = store.outcomes(run_id, conn)
                 conn.rollback()
                 used = use(rows)

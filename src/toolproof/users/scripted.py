@@ -1,8 +1,8 @@
 """The scripted user: an opening, turns said in order, and reactive replies.
 
-After each agent reply the user says the next scripted turn if its condition holds; otherwise
-the first reactive reply whose condition holds (each at most `times` times); otherwise the
-conversation ends.
+After each agent reply the user says the next scripted turn if its trigger (`when`) holds;
+otherwise the first reactive reply whose trigger holds (each at most `times` times);
+otherwise the conversation ends.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ only the page's own scripts (by hash), so an injected `<script>` or event handle
 from __future__ import annotations
 
 import base64
-import gc
 import hashlib
 import html
 import os
@@ -24,9 +23,9 @@ import re
 import time
 import zlib
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing, contextmanager
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -40,6 +39,7 @@ import orjson
 from toolproof.errors import UsageError
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.metrics.summary import CONVERSATION_SECTIONS, ModelSummary, RunSummary, run_summary
+from toolproof.perf import gc_paused
 from toolproof.spec.metrics import CATALOGUE
 from toolproof.store import payload
 from toolproof.store.journal import Store
@@ -102,7 +102,7 @@ def render_report(
     if transcripts_mb < 0:
         raise UsageError("--transcripts-mb must be 0 or more")
     unique = list(dict.fromkeys(run_ids))
-    with _gc_paused(), _Packer(int(transcripts_mb * 1_000_000)) as packer:
+    with gc_paused(), _Packer(int(transcripts_mb * 1_000_000)) as packer:
         # the records of trials that did not pass are packed as the rows stream by
         collected = _collect(store, unique, packer)
         if not packer.full:
@@ -149,19 +149,6 @@ def write_report(
 
 
 # ---------------------------------------------------------------- data
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a large run's rows are built: they hold no
-    cycles, and collections over 100,000 fresh dicts would triple the time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
