@@ -163,14 +163,15 @@ def replay(world: World, domain: str, task: Any) -> tuple[list[Any], list[Any]]:
 
 
 def fact(text: str, shown: list[list[str]], heard: list[str]) -> Any:
-    """One communicate_info item as a fact: grounded in a tool result when the gold
-    actions' results show it; the user's own words when the scenario says it; otherwise
-    needing no source (tau2 computes some, like a count or a total)."""
+    """One communicate_info item as a fact: the user's own words when the scenario says it
+    (saying it back proves nothing, and `validate` says so); grounded in a tool result when
+    the gold actions' results show it; otherwise needing no source (tau2 computes some, like
+    a count or a total)."""
     said = tokens(text)
-    if any(contains(value, said) for value in shown):
-        return text
     if contains(heard, said):
         return {"fact": text, "source": "user"}
+    if any(contains(value, said) for value in shown):
+        return text
     return {"fact": text, "source": "none"}
 
 
