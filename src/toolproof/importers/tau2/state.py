@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
-from toolproof.importers.tau2.data import Domain, load_domain
+from toolproof.importers.tau2.data import Domain, load_domain, tau2_module
 from toolproof.tools import ToolError
 from toolproof.world import World, thaw
 
@@ -87,8 +87,6 @@ def as_result(value: Any) -> Any:
     as the JSON tau2's environment writes it."""
     if isinstance(value, str):
         return value
-    from toolproof.importers.tau2.data import tau2_module
-
     environment = tau2_module("tau2.environment.environment")
     return json.loads(environment.Environment.to_json_str(value))
 

@@ -22,6 +22,7 @@ import yaml
 
 from toolproof.conversation import contains, tokens
 from toolproof.errors import UsageError
+from toolproof.graders.communication import fielded
 from toolproof.importers.tau2.data import VERSION, load_domain, tool_kinds, tool_schemas
 from toolproof.importers.tau2.state import invoke
 from toolproof.tools import ToolError
@@ -45,6 +46,13 @@ DRIFT = {
         {"op": "rename_tool", "tool": "get_reservation_details", "to": "get_booking"},
         {"op": "rename_param", "tool": "get_user_details", "param": "user_id", "to": "customer_id"},
         {"op": "rename_field", "tool": "get_user_details", "field": "membership", "to": "tier"},
+        {"op": "rename_tool", "tool": "update_reservation_flights", "to": "change_flights"},
+        {
+            "op": "rename_param",
+            "tool": "cancel_reservation",
+            "param": "reservation_id",
+            "to": "booking_id",
+        },
         {
             "op": "add_distractors",
             "tools": [
@@ -59,6 +67,8 @@ DRIFT = {
         {"op": "rename_tool", "tool": "get_order_details", "to": "fetch_order"},
         {"op": "rename_param", "tool": "find_user_id_by_email", "param": "email", "to": "mail"},
         {"op": "rename_field", "tool": "get_order_details", "field": "status", "to": "state"},
+        {"op": "rename_tool", "tool": "return_delivered_order_items", "to": "return_items"},
+        {"op": "rename_param", "tool": "cancel_pending_order", "param": "order_id", "to": "id"},
     ],
 }
 """Each domain's drift variant `v2-api`: the next version of its API, renamed in places."""
@@ -88,8 +98,9 @@ class Imported:
     """nl assertions of the imported tasks: rubric criteria with `rubric`, else left out."""
     rubric: bool = False
     ungradable: list[str] = field(default_factory=list)
-    """Tasks tau2 itself cannot fail by doing nothing: their database check is met by an
-    unchanged database and they ask nothing to be said (`validate` reports them)."""
+    """Tasks tau2 itself cannot fail by doing nothing: no gold action that succeeds writes,
+    so an unchanged database meets the database check, and they ask nothing to be said
+    (`validate` reports them)."""
     failing: list[str] = field(default_factory=list)
     """Gold actions that fail in tau2's own replay, left out as tau2 leaves them out."""
 
@@ -177,8 +188,6 @@ def fact(text: str, shown: list[list[str]], heard: list[str]) -> Any:
 
 def shown_values(results: list[Any]) -> list[list[str]]:
     """Every value the gold actions' results show, as tokens."""
-    from toolproof.graders.communication import fielded
-
     out: list[list[str]] = []
     for result in results:
         data = result
@@ -221,12 +230,11 @@ def task_data(domain: str, task: Any, done: list[Any], rubric: bool) -> dict[str
     }
 
 
-def ungradable(task: Any, kinds: dict[str, str]) -> bool:
-    """Whether tau2 passes doing nothing: no gold action writes (so the database ends as
-    it began) and nothing must be said."""
-    criteria = task.evaluation_criteria
-    writes = any(kinds.get(a.name) == "write" for a in criteria.actions or [])
-    return not writes and not criteria.communicate_info
+def ungradable(task: Any, done: list[Any], kinds: dict[str, str]) -> bool:
+    """Whether tau2 passes doing nothing: none of the gold actions that succeed (`done`)
+    writes, so the database ends as it began, and nothing must be said."""
+    writes = any(kinds.get(action.name) == "write" for action, _ in done)
+    return not writes and not task.evaluation_criteria.communicate_info
 
 
 def _call_args(action: Any) -> str:
@@ -293,8 +301,9 @@ def import_tau2(
         data = task_data(domain, task, done, rubric)
         _dump(out / "tasks" / f"{data['id']}.yaml", [data])
         written.failing.extend(f"{data['id']} {a.name}({_call_args(a)})" for a in failed)
+        if ungradable(task, done, kinds):
+            written.ungradable.append(data["id"])
     written.nl_assertions = sum(len(t.evaluation_criteria.nl_assertions or []) for t in tasks)
-    written.ungradable = [task_id(domain, str(t.id)) for t in tasks if ungradable(t, kinds)]
     return written
 
 
