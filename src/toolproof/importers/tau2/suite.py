@@ -200,9 +200,13 @@ def shown_values(results: list[Any]) -> list[list[str]]:
     return out
 
 
-def task_data(domain: str, task: Any, done: list[Any], rubric: bool) -> dict[str, Any]:
+def task_data(
+    domain: str, task: Any, done: list[Any], refused: list[Any], rubric: bool
+) -> dict[str, Any]:
     """One tau2 task as a toolproof task, `done` its gold actions that succeed, with their
-    results."""
+    results, and `refused` the gold writes the system refuses. Those change nothing, so they
+    are no gold actions, but an agent that attempts one does what tau2's gold path does: they
+    are allowed writes."""
     criteria = task.evaluation_criteria
     if criteria.env_assertions:
         raise UsageError(f"tau2 {domain} task {task.id}: env assertions are not imported")
@@ -214,6 +218,8 @@ def task_data(domain: str, task: Any, done: list[Any], rubric: bool) -> dict[str
         "actions": [{"tool": a.name, "args": _json(a.arguments)} for a in actions],
         "reads": [],
     }
+    if refused:
+        expect["allow_writes"] = [{"tool": a.name, "args": _json(a.arguments)} for a in refused]
     if criteria.communicate_info:
         expect["must_say"] = [fact(str(i), shown, heard) for i in criteria.communicate_info]
     if rubric and criteria.nl_assertions:
@@ -298,7 +304,8 @@ def import_tau2(
     written = Imported(out, len(tasks), len(tools), VERSION, rubric=rubric)
     for task in tasks:
         done, failed = replay(world, domain, task)
-        data = task_data(domain, task, done, rubric)
+        refused = [a for a in failed if kinds[a.name] == "write"]
+        data = task_data(domain, task, done, refused, rubric)
         _dump(out / "tasks" / f"{data['id']}.yaml", [data])
         written.failing.extend(f"{data['id']} {a.name}({_call_args(a)})" for a in failed)
         if ungradable(task, done, kinds):
