@@ -19,7 +19,9 @@ pytest.importorskip(
 from toolproof.errors import UsageError
 from toolproof.importers.tau2 import import_tau2, invoke, load_domain
 from toolproof.importers.tau2.agreement import KINDS, measure
-from toolproof.importers.tau2.data import tau2_module
+from toolproof.importers.tau2.data import tau2_module, tool_kinds
+from toolproof.importers.tau2.suite import replay, task_data
+from toolproof.spec.task import TaskSpec
 from toolproof.tools import ToolError
 from toolproof.world import World
 
@@ -66,6 +68,56 @@ def test_telecom_and_unknown_domains_are_refused_with_why(tmp_path: Path) -> Non
     assert not (tmp_path / "t").exists()
 
 
+def fabricated(criteria: dict[str, object] | None) -> object:
+    """A tau2 task of our own making (no data of tau2's), with these evaluation criteria."""
+    tasks = tau2_module("tau2.data_model.tasks")
+    scenario = {"instructions": "Cancel my reservation 4WQ150, please."}
+    return tasks.Task.model_validate(
+        {"id": "made-up", "user_scenario": scenario, "evaluation_criteria": criteria}
+    )
+
+
+CANCEL = {
+    "action_id": "c1",
+    "name": "cancel_reservation",
+    "arguments": {"reservation_id": "4WQ150"},
+}
+
+
+def imported(criteria: dict[str, object] | None) -> dict[str, object]:
+    """The toolproof task the importer writes for a fabricated airline task."""
+    airline = load_domain("airline")
+    world = World.from_data(airline.load_db().model_dump(mode="json"))
+    task = fabricated(criteria)
+    done, _ = replay(world, "airline", task)
+    data = task_data("airline", task, done, [], tool_kinds(airline))
+    TaskSpec.model_validate(data)
+    return data
+
+
+def test_a_task_without_evaluation_criteria_is_written_ungradable_not_a_crash() -> None:
+    data = imported(None)
+    assert data["ungradable"] == (
+        "the tau2 task has no evaluation criteria: tau2's evaluator gives it reward 1"
+    )
+    assert data["expect"] == {"actions": [], "reads": []}
+
+
+def test_a_task_whose_reward_basis_never_checks_its_writes_is_written_ungradable() -> None:
+    data = imported(
+        {"actions": [CANCEL], "communicate_info": ["4WQ150"], "reward_basis": ["COMMUNICATE"]}
+    )
+    assert data["ungradable"] == (
+        "its reward basis (COMMUNICATE) counts neither the database nor the actions: tau2 "
+        "never checks its gold writes (cancel_reservation)"
+    )
+    checked = imported({"actions": [CANCEL], "reward_basis": ["DB"]})
+    assert "ungradable" not in checked
+    assert checked["expect"]["actions"] == [  # type: ignore[index]
+        {"tool": "cancel_reservation", "args": {"reservation_id": "4WQ150"}}
+    ]
+
+
 @pytest.mark.slow
 def test_import_and_validate_pass_sound_tasks_and_locate_those_tau2_cannot_grade(
     tmp_path: Path,
@@ -75,13 +127,17 @@ def test_import_and_validate_pass_sound_tasks_and_locate_those_tau2_cannot_grade
     )
     assert made.returncode == 0, made.stderr
     assert "3 tasks" in made.stdout
-    assert "1 tasks tau2 passes doing nothing (nothing to write, nothing to say): airline-1" in (
-        " ".join(made.stdout.split())
-    )
+    assert "1 tasks tau2 passes whatever the agent does (each task's `ungradable` says why): "(
+        "airline-1;"
+    ) in " ".join(made.stdout.split())
     assert not any(p.suffix == ".json" for p in (tmp_path / "suite" / "tasks").iterdir())
     checked = toolproof_cli("validate", "suite", cwd=tmp_path)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     out = " ".join((checked.stdout + checked.stderr).split())
+    assert (
+        "suite/tasks/airline-1.yaml:2: task 'airline-1': it cannot be graded: its gold actions "
+        "write nothing and it asks nothing to be said: tau2 passes an agent that does nothing"
+    ) in out
     assert "suite/tasks/airline-1.yaml:2: task 'airline-1': the null agent passes it" in out
     assert "airline-7.yaml" not in out and "airline-14.yaml" not in out
     assert "1 of 3 tasks are unsound" in out

@@ -310,7 +310,8 @@ def import_tau2(
         )
     if done.ungradable:
         console.print(
-            f"{len(done.ungradable)} tasks tau2 passes doing nothing (nothing to write, nothing "
-            f"to say): {', '.join(done.ungradable)}; validate reports them unsound",
+            f"{len(done.ungradable)} tasks tau2 passes whatever the agent does (each task's "
+            f"`ungradable` says why): {', '.join(done.ungradable)}; validate reports them "
+            "unsound",
             highlight=False,
         )
