@@ -5,10 +5,12 @@ two tasks."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -22,7 +24,10 @@ from toolproof.importers.tau2 import import_tau2, invoke, load_domain
 from toolproof.importers.tau2.agreement import KINDS, measure
 from toolproof.importers.tau2.data import tau2_module, tool_kinds
 from toolproof.importers.tau2.suite import left_out, replay, task_data
+from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.task import TaskSpec
+from toolproof.store import Store
+from toolproof.suite import Suite, load_suite
 from toolproof.tools import ToolError
 from toolproof.world import World
 
@@ -188,3 +193,41 @@ def test_nl_assertions_left_out_are_a_suite_note_every_run_summary_shows() -> No
     ]
     assert left_out(tasks, rubric=True) == []
     assert left_out([fabricated({"actions": [CANCEL]})], rubric=False) == []
+
+
+def run_imported(suite: Suite, agent: str, db: Path, **conditions: Any) -> dict[str, Any]:
+    """One model's summary of a run of `suite` by a scripted agent, two trials a task."""
+    request = RunRequest(agent=agent, trials=2, k=[1, 2], time_scale=0.001, **conditions)
+    report = asyncio.run(run_suite(suite, request, Store(str(db)), fresh=True))
+    return report.summary.models[0].model_dump()
+
+
+@pytest.mark.slow
+def test_imported_tasks_run_and_are_graded_under_faults_drift_a_persona_a_checkpoint_and_load(
+    tmp_path: Path,
+) -> None:
+    import_tau2("airline", tmp_path / "air", ids=["7", "14"])
+    suite = load_suite(tmp_path / "air")
+    production = {
+        "faults": "production",
+        "load": [3],
+        "personas": ["corrector"],
+        "checkpoints": [3],
+    }
+    ran = run_imported(suite, "retrying-oracle", tmp_path / "faults.db", **production)
+    base = "faults:production+load:3"
+    assert {key: v["counts"]["passed"] for key, v in ran["variants"].items()} == {
+        base: 4,
+        f"{base}+persona:corrector": 4,
+        f"{base}+turns:3": 4,
+    }
+    assert ran["metrics"]["recovery_rate"] == 1.0  # faults were injected, and survived
+    assert ran["personas"]["corrector"]["n_tasks"] == 2
+    assert ran["checkpoints"]["3"]["user_turns"] == 3.0
+    assert ran["checkpoints"]["3"]["too_long"] == []
+    drifted = run_imported(suite, "retrying-oracle", tmp_path / "drift.db", drift="v2-api")
+    assert drifted["variants"]["drift:v2-api"]["counts"]["passed"] == 4
+    assert drifted["metrics"]["drift_robustness"] == 1.0
+    for conditions in (production, {"drift": "v2-api"}):
+        idle = run_imported(suite, "null", tmp_path / "null.db", **conditions)
+        assert all(v["counts"]["failed"] == v["counts"]["total"] for v in idle["variants"].values())
