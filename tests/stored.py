@@ -111,6 +111,7 @@ def stored_run(
     cost: float | None = 0.0,
     infra: str = "fail",
     suite_path: str = "",
+    notes: Sequence[str] = (),
 ) -> str:
     """A run with the given outcomes: task -> 'PPF' (passed, passed, failed; I = infra
     error), the same for every model and variant."""
@@ -131,6 +132,7 @@ def stored_run(
             seed=seed,
             infra_errors="exclude" if infra == "exclude" else "fail",
             tasks=list(outcomes),
+            **({"notes": list(notes)} if notes else {}),
             suite_path=suite_path,
         ),
         tasks=[

@@ -701,3 +701,14 @@ def test_a_run_without_trials_cannot_pass(store: Store) -> None:
     assert [detail(c) for c in against_empty.failed] == [
         f"no trial of the run can be paired with one of baseline {empty}"
     ]
+
+
+def test_markdown_carries_the_suites_notes_above_the_checks(store: Store) -> None:
+    note = "122 nl assertions are left out: no trial is graded on them"
+    run = stored_run(store, {"t0": "PP"}, notes=[note])
+    text = gate_markdown(evaluate_gate(store, run, GateSpec(min={"pass@1": 0.5})))
+    assert f"> ℹ️ {note}\n\n### Checks" in text
+    plain = stored_run(store, {"t0": "PP"})
+    assert "no trial is graded" not in gate_markdown(
+        evaluate_gate(store, plain, GateSpec(min={"pass@1": 0.5}))
+    )

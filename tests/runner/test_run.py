@@ -10,11 +10,13 @@ from support import write_files
 
 from toolproof.errors import StoreError, UsageError
 from toolproof.records.trial import TrialResult
+from toolproof.report.terminal import summary_notes
 from toolproof.runner.plan import derive_seed, plan
 from toolproof.runner.regrade import regrade_run
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.store import Store
 from toolproof.suite import Suite, load_suite
+from toolproof.summaries import stored_summary
 
 
 def test_seeds_derive_from_suite_seed_variant_task_and_trial() -> None:
@@ -128,3 +130,23 @@ def test_regrade_recomputes_every_derived_value_from_the_transcript(
     rows = store.outcomes(report.run_id)
     assert {row["tool_errors"] for row in rows} == {0}
     assert all(not row["conditions"]["looped"] for row in rows)
+
+
+def test_the_suites_notes_are_shown_under_the_run_summary_and_kept_with_the_run(
+    mini_dir: Path, tmp_path: Path
+) -> None:
+    suite_yaml = mini_dir / "suite.yaml"
+    note = "12 nl assertions are left out: these numbers do not grade them."
+    suite_yaml.write_text(
+        suite_yaml.read_text(encoding="utf-8") + f"notes: [{note!r}]\n", encoding="utf-8"
+    )
+    store = Store(str(tmp_path / "s.db"))
+    report = asyncio.run(run_suite(load_suite(mini_dir), RunRequest(trials=1, k=[1]), store))
+    assert report.summary.notes == [note]
+    assert summary_notes(stored_summary(store, report.run_id))[0] == note
+    assert report.summary.as_json()["notes"] == [note]
+
+
+def test_a_suite_without_notes_adds_none_to_the_summary(mini: Suite, tmp_path: Path) -> None:
+    report = asyncio.run(run_suite(mini, RunRequest(trials=1, k=[1]), Store(str(tmp_path / "s"))))
+    assert "notes" not in report.summary.as_json()

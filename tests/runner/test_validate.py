@@ -358,3 +358,27 @@ def test_a_validation_proves_the_conditions_on_the_sound_tasks_alone(tmp_path: P
     ]
     assert validation.unsurvivable == [] and not validation.ok
     assert validation.unjudged == 0
+
+
+UNGRADABLE_SUITE = (
+    SUITE.split("tasks:")[0]
+    + """tasks:
+  - id: graded-by-nothing
+    user: {opening: "Where is order W100?"}
+    expect:
+      actions: [{tool: get_order, args: {order_id: W100}}]
+      must_say: [shipped]
+    ungradable: "its source's grader passes it whatever the agent does"
+"""
+)
+
+
+def test_a_task_written_as_ungradable_is_unsound_for_its_reason_though_baselines_fail(
+    tmp_path: Path,
+) -> None:
+    found = validated(tmp_path, {**FILES, "suite.yaml": UNGRADABLE_SUITE})["graded-by-nothing"]
+    assert found.oracle == "passed" and found.passing_baselines == []
+    assert found.problems == [
+        "it cannot be graded: its source's grader passes it whatever the agent does"
+    ]
+    assert not found.ok

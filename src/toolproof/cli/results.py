@@ -299,7 +299,8 @@ def import_tau2(
     elif done.nl_assertions:
         console.print(
             f"{done.nl_assertions} nl assertions left out (tau2's default reward leaves them "
-            "out too); --rubric imports them as a rubric a judge model grades",
+            "out too; the suite's notes say so under every run's summary); --rubric imports "
+            "them as a rubric a judge model grades",
             highlight=False,
         )
     if done.failing:
@@ -310,7 +311,8 @@ def import_tau2(
         )
     if done.ungradable:
         console.print(
-            f"{len(done.ungradable)} tasks tau2 passes doing nothing (nothing to write, nothing "
-            f"to say): {', '.join(done.ungradable)}; validate reports them unsound",
+            f"{len(done.ungradable)} tasks tau2 passes whatever the agent does (each task's "
+            f"`ungradable` says why): {', '.join(done.ungradable)}; validate reports them "
+            "unsound",
             highlight=False,
         )

@@ -132,6 +132,8 @@ class RunSummary(Section):
     stopped: str | None = None
     judge: Judge | None = None
     """The judge model of a rubric and what it cost, apart from the agents' cost."""
+    notes: list[str] | None = None
+    """The suite's notes (`notes:` in suite.yaml): what a reader of these numbers must know."""
     counts: Counts
     infra_errors: InfraPolicy
     k: list[int]
@@ -192,6 +194,8 @@ def run_summary(
         head["stopped"] = config.stopped
     if config.judge_model is not None:
         head["judge"] = judge_cost(config.judge_model, rows)
+    if config.notes:
+        head["notes"] = config.notes
     return RunSummary.model_validate({**head, **body})
 
 

@@ -47,6 +47,9 @@ class RunConfig(BaseModel):
     concurrency: int = 1
     infra_errors: InfraPolicy = "fail"
     tasks: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(
+        default_factory=list, description="The suite's notes for a reader of the run's numbers."
+    )
     suite_path: str | None = None
     imported: bool | None = None
     stopped: str | None = Field(None, description="Why the run stopped early, if it did.")

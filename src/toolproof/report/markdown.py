@@ -78,7 +78,9 @@ def gate_markdown(result: GateResult, limit: int = 20) -> str:
     lines.append("")
     for warning in result.warnings:
         lines.append(f"> ⚠️ {cell(warning, 400)}")
-    if result.warnings:
+    for note in summary.notes or []:
+        lines.append(f"> ℹ️ {cell(note, 400)}")
+    if result.warnings or summary.notes:
         lines.append("")
     lines += ["### Checks", ""]
     lines += _table(

@@ -324,9 +324,10 @@ def conversation_tables(entry: ModelSummary, k: int) -> list[Table]:
 
 
 def summary_notes(summary: RunSummary) -> list[str]:
-    """What a reader of the numbers must know, a line each (the score's missing parts)."""
+    """What a reader of the numbers must know, a line each: the suite's notes, then the
+    score's missing parts."""
     several = len(summary.models) > 1
-    return [
+    return [*(summary.notes or [])] + [
         f"{entry.model + ': ' if several else ''}Reliability Score {note}"
         for entry in summary.models
         for note in entry.reliability.notes

@@ -212,6 +212,7 @@ def run_config(suite: Suite, request: RunRequest, *, served: Task | None = None)
         concurrency=1 if served else request.concurrency or defaults.concurrency,
         infra_errors=request.infra_errors,
         tasks=[t.id for t in tasks],
+        **({"notes": list(suite.file.notes)} if suite.file.notes else {}),
         suite_path=request.suite_path or str(suite.root),
     )
 

@@ -115,6 +115,8 @@ async def check_task(wiring: Wiring, task: Task, limit: asyncio.Semaphore) -> Ta
     results = dict(zip(names, await asyncio.gather(*map(trial, names)), strict=True))
     oracle = results.pop("oracle")
     problems = list(replay.errors)
+    if task.spec.ungradable:
+        problems.append(f"it cannot be graded: {task.spec.ungradable}")
     if oracle.outcome != "passed":
         hint = ""
         said = oracle.transcript.messages("assistant")

