@@ -10,7 +10,6 @@ is one method of a BFCL backend, shown with BFCL's own function doc.
 from __future__ import annotations
 
 import json
-import keyword
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -21,6 +20,7 @@ import yaml
 from toolproof.errors import UsageError
 from toolproof.importers.bfcl.data import Call, Entry, function_docs, load_entries, method_owner
 from toolproof.importers.bfcl.state import encode, load_instance
+from toolproof.importers.generated import tool_function
 
 JSON_TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": None}
 """BFCL's doc types that JSON Schema spells otherwise (`any`: no type at all)."""
@@ -102,30 +102,6 @@ def public(encoded: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in encoded["attrs"].items() if not k.startswith("_")}
 
 
-def tool_source(class_name: str, doc: dict[str, Any], write: bool) -> str:
-    """One generated `@tool` function: BFCL's method `doc["name"]` of `class_name`."""
-    name = doc["name"]
-    props: list[str] = list(doc["parameters"].get("properties", {}))
-    required = set(doc["parameters"].get("required", []))
-    for word in [name, *props]:
-        if keyword.iskeyword(word) or word in ("world", "context", "invoke", "tool", "given"):
-            raise UsageError(f"{class_name}.{name}: '{word}' cannot be a tool's name or argument")
-    # Arguments are not checked against the doc's types: BFCL passes them to the method as
-    # they come, and its own ground truth breaks its docs at times (a ticket id given as a
-    # string where the doc says integer).
-    params = ["world: World"]
-    params += [p + ": Any" for p in props if p in required]
-    params += [p + ": Any = None" for p in props if p not in required]
-    passed = ", ".join(f"{p}={p}" for p in props)
-    decorator = "@tool(write=True)" if write else "@tool"
-    return (
-        f"{decorator}\n"
-        f"def {name}({', '.join(params)}) -> Any:\n"
-        f'    """BFCL\'s {class_name}.{name} (the model sees its function doc)."""\n'
-        f'    return invoke(world, "{class_name}", "{name}", given({passed}))\n'
-    )
-
-
 TOOLS_HEADER = '''"""BFCL's backend methods as toolproof tools, written by `toolproof import bfcl`.
 
 Each tool decodes its backend from the trial's world, calls BFCL's own method, and writes
@@ -201,7 +177,17 @@ def import_bfcl(
         # ones it involves, and the others stay empty.
         (out / "data" / f"{c}.json").write_text("{}\n", encoding="utf-8")
     (out / "policy.md").write_text(POLICY, encoding="utf-8")
-    sources = [tool_source(c, d, d["name"] in writes) for c in classes for d in docs[c]]
+    sources = [
+        tool_function(
+            c,
+            d["name"],
+            d["parameters"],
+            d["name"] in writes,
+            f"BFCL's {c}.{d['name']} (the model sees its function doc).",
+        )
+        for c in classes
+        for d in docs[c]
+    ]
     (out / "tools.py").write_text(TOOLS_HEADER + "\n\n" + "\n\n".join(sources), encoding="utf-8")
     tools = {
         d["name"]: {

@@ -13,7 +13,6 @@ reports unsound, never a silent pass.
 from __future__ import annotations
 
 import json
-import keyword
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import yaml
 from toolproof.conversation import contains, tokens
 from toolproof.errors import UsageError
 from toolproof.graders.communication import fielded
+from toolproof.importers.generated import tool_function
 from toolproof.importers.tau2.data import VERSION, load_domain, tool_kinds, tool_schemas
 from toolproof.importers.tau2.state import invoke
 from toolproof.tools import ToolError
@@ -102,29 +102,6 @@ class Imported:
     `validate` reports them)."""
     failing: list[str] = field(default_factory=list)
     """Gold actions that fail in tau2's own replay, left out as tau2 leaves them out."""
-
-
-def tool_source(name: str, domain: str, schema: dict[str, Any], write: bool) -> str:
-    """One generated `@tool` function: tau2's tool `name` of `domain`."""
-    parameters = schema.get("parameters", {})
-    props: list[str] = list(parameters.get("properties", {}))
-    required = set(parameters.get("required", []))
-    for word in [name, *props]:
-        if keyword.iskeyword(word) or word in ("world", "context", "invoke", "tool", "given"):
-            raise UsageError(f"{domain}.{name}: '{word}' cannot be a tool's name or argument")
-    # Arguments reach tau2's method as the model gives them, as in tau2 (its tools take
-    # pydantic models and plain dicts alike); the model sees tau2's schema.
-    params = ["world: World"]
-    params += [p + ": Any" for p in props if p in required]
-    params += [p + ": Any = None" for p in props if p not in required]
-    passed = ", ".join(f"{p}={p}" for p in props)
-    decorator = "@tool(write=True)" if write else "@tool"
-    return (
-        f"{decorator}\n"
-        f"def {name}({', '.join(params)}) -> Any:\n"
-        f'    """tau2\'s {domain} tool {name} (the model sees its schema)."""\n'
-        f'    return invoke(world, "{domain}", "{name}", given({passed}))\n'
-    )
 
 
 TOOLS_HEADER = '''"""tau2's tools as toolproof tools, written by `toolproof import tau2`.
@@ -327,7 +304,16 @@ def import_tau2(
     for collection, records in db.items():
         (out / "data" / f"{collection}.json").write_text(json.dumps(records), encoding="utf-8")
     (out / "policy.md").write_text(found.policy, encoding="utf-8")
-    sources = [tool_source(n, domain, schemas[n], kinds[n] == "write") for n in schemas]
+    sources = [
+        tool_function(
+            domain,
+            n,
+            schemas[n].get("parameters", {}),
+            kinds[n] == "write",
+            f"tau2's {domain} tool {n} (the model sees its schema).",
+        )
+        for n in schemas
+    ]
     (out / "tools.py").write_text(TOOLS_HEADER + "\n\n" + "\n\n".join(sources), encoding="utf-8")
     tools = {
         name: {"tier": 1, "description": s.get("description", ""), "parameters": s["parameters"]}
