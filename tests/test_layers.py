@@ -44,7 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     # the file formats, and what is read straight from them
     "spec": uses("errors"),
     "config": uses("errors spec"),
-    "conversation": uses("spec"),
+    "meaning": uses("spec"),
     # tools and the providers' interface; a transcript is made of the providers' calls
     "tools": uses("errors world"),
     "models": uses("config errors registry spec tools"),
@@ -52,9 +52,9 @@ ALLOWED: dict[str, set[str]] = {
     # the live runtime, the gateway every tool call passes through, the loaded suite
     "runtime": uses("errors redact registry spec tools transcript"),
     "gateway": uses("errors seeds spec tools transcript world"),
-    "suite": uses("conversation errors gateway runtime spec tools world"),
+    "suite": uses("meaning errors gateway runtime spec tools world"),
     # pure: grading and metrics are functions of data
-    "graders": uses("conversation registry spec transcript world"),
+    "graders": uses("meaning registry spec transcript world"),
     "records": uses("graders models redact spec transcript world"),  # what the store keeps
     "metrics": uses("errors records spec transcript"),
     # the store owns every byte on disk; a stored run is summarised through the metrics
@@ -62,9 +62,9 @@ ALLOWED: dict[str, set[str]] = {
     "summaries": uses("metrics store"),
     "labelling": uses("errors metrics records store"),  # human labels and agreement
     # users and agents, and the runner that plays a trial and a run
-    "users": uses("conversation errors models seeds spec transcript"),
+    "users": uses("meaning errors models seeds spec transcript"),
     "agents": uses(
-        "config conversation errors gateway graders models redact registry seeds spec suite tools"
+        "config meaning errors gateway graders models redact registry seeds spec suite tools"
         " transcript users"
     ),
     "runner": uses(
@@ -79,7 +79,7 @@ ALLOWED: dict[str, set[str]] = {
     "report": uses("ci errors format metrics perf records spec store summaries transcript version"),
     "view": uses("errors format metrics report spec store summaries"),
     "importers": uses(
-        "conversation errors graders metrics models records runner spec store suite telemetry"
+        "meaning errors graders metrics models records runner spec store suite telemetry"
         " tools transcript version world"
     ),
     # the command line and the public API, on top
@@ -197,7 +197,7 @@ def test_the_table_keeps_the_rules_of_the_architecture() -> None:
     assert ALLOWED["spec"] == {"errors"}
     assert "runtime" not in ALLOWED["tools"]
     assert ALLOWED["metrics"] <= {"errors", "records", "spec", "transcript"}
-    assert ALLOWED["graders"] <= {"conversation", "registry", "spec", "transcript", "world"}
+    assert ALLOWED["graders"] <= {"meaning", "registry", "spec", "transcript", "world"}
     assert not ALLOWED["store"] & {"metrics", "summaries", "ci", "report", "runner"}
     assert not ALLOWED["ci"] & {"report", "runner", "cli", "view"}
 

@@ -10,8 +10,8 @@ from support import write_files
 
 from toolproof.agents.baselines import ADVERSARIES, RetryingOracle, guess_arguments, said_apart
 from toolproof.agents.registry import resolve_agent
-from toolproof.conversation import tokens
 from toolproof.errors import UsageError
+from toolproof.meaning.values import tokens
 from toolproof.records.trial import TrialResult
 from toolproof.runner.gold import replay_gold
 from toolproof.runner.plan import PlannedTrial

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolproof.conversation import contains, mentions, tokens
 from toolproof.graders import Evidence, grade
+from toolproof.meaning.values import contains, mentions, tokens
 from toolproof.spec.expectations import Expectations
 from toolproof.transcript import Event, MessageEvent, ToolCallEvent, Transcript
 from toolproof.world import World

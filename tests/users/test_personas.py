@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.conversation import is_affirmative, mentions
 from toolproof.errors import UsageError
+from toolproof.meaning.dialogue import is_affirmative
+from toolproof.meaning.values import mentions
 from toolproof.spec.task import Task, TaskSpec
 from toolproof.spec.user import PersonaSpec, UserSpec
 from toolproof.suite import load_suite

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from toolproof.conversation import asks_confirmation, is_affirmative, mentions
+from toolproof.meaning.dialogue import asks_confirmation, is_affirmative
+from toolproof.meaning.values import mentions
 from toolproof.spec.user import UserSpec
 from toolproof.users.scripted import ScriptedUser
 

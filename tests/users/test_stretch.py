@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from toolproof.conversation import is_affirmative
+from toolproof.meaning.dialogue import is_affirmative
 from toolproof.spec.user import UserSpec
 from toolproof.users.scripted import ScriptedUser
 from toolproof.users.stretch import planned_turns, stretch

@@ -11,7 +11,6 @@ import re
 from typing import Any, ClassVar
 
 from toolproof.agents.base import Agent, TrialContext
-from toolproof.conversation import is_affirmative
 from toolproof.errors import AgentFailure
 from toolproof.gateway import Gateway
 from toolproof.gateway.drift import DriftError
@@ -19,6 +18,7 @@ from toolproof.graders.base import allowed_values, by_field, describe_call
 from toolproof.graders.communication import fielded
 from toolproof.graders.policy import given_by_user
 from toolproof.graders.refusal import is_refusal
+from toolproof.meaning.dialogue import is_affirmative
 from toolproof.spec.policy import IdentifyBeforeAccess, NoOtherCustomerData
 from toolproof.tools.base import ToolResult
 from toolproof.transcript import Transcript

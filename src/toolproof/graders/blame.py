@@ -31,9 +31,10 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from toolproof.conversation import holds, tokens
 from toolproof.graders.base import Verdict
 from toolproof.graders.policy import violations
+from toolproof.meaning.dialogue import holds
+from toolproof.meaning.values import tokens
 from toolproof.spec.user import UserSpec
 from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
 

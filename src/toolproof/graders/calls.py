@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolproof.conversation import tokens
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
+from toolproof.meaning.values import tokens
 from toolproof.spec.expectations import Action, CallSpec, Expectations
 from toolproof.transcript import ToolCallEvent
 

@@ -5,7 +5,7 @@ comes after a successful tool result showing the fact (any of its forms), unless
 marks the fact as the user's own words or as needing no source; and a message that does not
 also state a competing value of the field the fact answers (another value tool results showed
 for it, or another value its parameters allow), so that hedging over every value seen is no
-answer. Facts are matched as whole tokens (`toolproof.conversation.tokens`), in one message
+answer. Facts are matched as whole tokens (`toolproof.meaning.values.tokens`), in one message
 at a time.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolproof.conversation import contains, tokens
 from toolproof.graders.base import Alternatives, Evidence, Verdict, by_field
+from toolproof.meaning.values import contains, tokens
 from toolproof.spec.expectations import Expectations, Fact
 from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
 

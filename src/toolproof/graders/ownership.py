@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from toolproof.conversation import PHONE_DIGITS
+from toolproof.meaning.values import PHONE_DIGITS
 
 MIN_ID_CHARS = 4
 """An identifier shorter than this (a state code, a quantity) names nobody, unless it has a

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from toolproof.conversation import asks_confirmation, contains, is_affirmative, tokens
 from toolproof.graders.base import Evidence, Verdict, describe_call
 from toolproof.graders.ownership import Ownership, identifier
+from toolproof.meaning.dialogue import asks_confirmation, is_affirmative
+from toolproof.meaning.values import contains, tokens
 from toolproof.spec.policy import (
     ConfirmBeforeWrite,
     IdentifyBeforeAccess,

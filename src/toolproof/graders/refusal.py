@@ -5,17 +5,17 @@ Doing nothing looks like a refusal, and so does "that order is on another accoun
 without looking; a record pasted back looks like an answer. So a refusal task requires the
 reads that establish the reason (by default the checks the suite's `read_before_write` rule
 requires before the write the task forbids, as the gold actions make them), and after them a
-message that declines (`toolproof.conversation.declines`) and states a reason.
+message that declines (`toolproof.meaning.dialogue.declines`) and states a reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from toolproof.conversation import declines
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
 from toolproof.graders.calls import patterns
 from toolproof.graders.policy import DEFAULT_REASONS, gives_reason
+from toolproof.meaning.dialogue import declines
 from toolproof.spec.expectations import CallSpec, Expectations, Refusal
 from toolproof.spec.policy import PolicyRuleSpec, ReadBeforeWrite, RefuseWithReason
 from toolproof.transcript import MessageEvent, ToolCallEvent

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproof.conversation import contains, tokens
 from toolproof.gateway.drift import DriftError, DriftLayer
+from toolproof.meaning.values import contains, tokens
 from toolproof.spec.expectations import Refusal
 from toolproof.spec.placeholders import scope_names, template_problem
 from toolproof.spec.policy import (

@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolproof.conversation import mentions
 from toolproof.errors import UsageError
+from toolproof.meaning.values import mentions
 from toolproof.spec.expectations import Action, CallSpec
 from toolproof.spec.task import Task
 from toolproof.spec.user import BUILTIN_PERSONAS, Match, PersonaSpec, UserSpec, UserTurn

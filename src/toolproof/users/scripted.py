@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from toolproof.conversation import holds
+from toolproof.meaning.dialogue import holds
 from toolproof.spec.user import UserSpec
 
 if TYPE_CHECKING:

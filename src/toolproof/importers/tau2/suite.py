@@ -19,12 +19,12 @@ from typing import Any
 
 import yaml
 
-from toolproof.conversation import contains, tokens
 from toolproof.errors import UsageError
 from toolproof.graders.communication import fielded
 from toolproof.importers.generated import tool_function
 from toolproof.importers.tau2.data import VERSION, load_domain, tool_kinds, tool_schemas
 from toolproof.importers.tau2.state import invoke
+from toolproof.meaning.values import contains, tokens
 from toolproof.tools import ToolError
 from toolproof.world import World
 

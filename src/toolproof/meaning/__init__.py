@@ -1,0 +1,5 @@
+"""What was said, as the graders, the scripted user and the baselines read it: values in any
+of their usual forms (`values`), and what a message does in the dialogue (`dialogue`).
+
+Pure functions of text and of the records a conversation showed; nothing here does I/O.
+"""
