@@ -150,9 +150,13 @@ def test_confirm_before_write_needs_a_question_and_a_yes_before_each_write() -> 
         say("assistant", "Shall I cancel order A? (yes/no)"),
         say("user", "Yes, go ahead."),
         call("cancel", order_id="A"),
-        call("cancel", order_id="B"),
     )
     assert confirm_before_write(CONFIRM, evidence(confirmed)).passed is True
+    another = transcript(*confirmed.events, call("cancel", order_id="B"))
+    assert confirm_before_write(CONFIRM, evidence(another)).reason == (
+        "cancel(order_id='B') is not what the user said yes to: 'Shall I cancel order A? "
+        "(yes/no)' (order_id: 'B' was never named)"
+    )
     unasked = transcript(say("user", "cancel A"), call("cancel", order_id="A"))
     assert (
         confirm_before_write(CONFIRM, evidence(unasked)).reason

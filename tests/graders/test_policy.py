@@ -14,8 +14,9 @@ from toolproof.graders.policy import (
     no_other_customer_data,
     read_before_write,
     refuse_with_reason,
-    refuses,
 )
+from toolproof.meaning.clauses import read
+from toolproof.meaning.declining import declines
 from toolproof.spec.expectations import Expectations
 from toolproof.spec.policy import (
     IdentifyBeforeAccess,
@@ -294,8 +295,8 @@ def test_refuse_with_reason_takes_a_suites_own_reason_words() -> None:
 
 
 def test_not_finding_something_is_not_a_refusal() -> None:
-    assert refuses("I can't find an order W9 on your account.") is False
-    assert refuses("I’m unable to process a refund to that card.") is True
+    assert declines(read("I can't find an order W9 on your account.")) is False
+    assert declines(read("I’m unable to process a refund to that card.")) is True
 
 
 # ---------------------------------------------------------------- the library in a suite

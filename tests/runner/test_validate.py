@@ -173,7 +173,7 @@ tasks:
       actions:
         - {tool: find_customer, args: {email: ana@example.com}}
         - {tool: get_order, args: {order_id: W100}}
-      must_say: [{fact: shipped, field: [carrier]}]
+      must_say: [{fact: shipped, field: [gift_note]}]
   - id: refuse-unchecked
     user: {opening: "Cancel W200 for me. ana@example.com"}
     expect:

@@ -17,15 +17,14 @@ from toolproof.gateway.drift import DriftError
 from toolproof.graders.base import allowed_values, by_field, describe_call
 from toolproof.graders.communication import fielded
 from toolproof.graders.policy import given_by_user
-from toolproof.graders.refusal import is_refusal
+from toolproof.graders.refusal import declined_tools
+from toolproof.meaning.actions import name_words, vocabulary
 from toolproof.meaning.dialogue import is_affirmative
 from toolproof.spec.policy import IdentifyBeforeAccess, NoOtherCustomerData
 from toolproof.tools.base import ToolResult
 from toolproof.transcript import Transcript
 
 NULL_REPLY = "I'm sorry, I can't help with that."
-REFUSAL = "I'm sorry, I can't do that, because our policy does not allow it:"
-"""How the oracle declines a task whose answer is no, before the facts that say why."""
 
 
 class Adversary(Agent):
@@ -69,7 +68,9 @@ class OracleAgent(Agent):
             for tool in rule.identify
         }
         self.writes = frozenset(name for name, b in context.suite.tools.items() if b.write)
-        self.refusal = is_refusal(expect, self.writes)
+        self.reads = frozenset(name for name, b in context.suite.tools.items() if not b.write)
+        self.declined = declined_tools(expect, context.task.spec.user, self.writes, self.reads)
+        self.refusal = bool(self.declined)
         self.asked = False
         self.asked_identity = 0
         self.identified = False
@@ -104,13 +105,26 @@ class OracleAgent(Agent):
         self.done = True
         facts = [f.options[0] for f in self.context.task.spec.expect.facts()]
         if self.refusal:
-            return " ".join([REFUSAL, said_apart(facts)]).strip()
+            return " ".join([self.decline(), said_apart(facts)]).strip()
         return " ".join(["Done.", said_apart(facts)]).strip()
+
+    def decline(self) -> str:
+        """What a refusal task requires said, and no more: the action asked for, declined
+        (the facts that say why follow)."""
+        words = vocabulary(self.writes, self.reads)
+        actions = [
+            next((w for w in name_words(tool) if (w,) in words.actions[tool]), "do")
+            for tool in self.declined
+            if tool != "*"
+        ]
+        return f"I can't {' or '.join(actions) or 'do'} that:"
 
     def proposal(self) -> str:
         """Every write still to do, with its arguments: what the user's yes is for."""
         return ", ".join(
-            describe_call(a.tool, dict(a.args)) for a in self.pending if a.tool in self.writes
+            describe_call(a.tool.replace("_", " "), dict(a.args))
+            for a in self.pending
+            if a.tool in self.writes
         )
 
     async def perform(self, tool: str, args: dict[str, Any], tools: Gateway) -> ToolResult:

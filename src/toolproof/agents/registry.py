@@ -27,7 +27,7 @@ from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
 from toolproof.users.llm import LLMUser
-from toolproof.users.scripted import User, UserFactory, scripted_user
+from toolproof.users.scripted import Desk, ScriptedUsers, User, UserFactory
 
 
 @dataclass(frozen=True)
@@ -150,13 +150,22 @@ def model_client(
     return choice.identity, build_client(choice, config, prices, concurrency)
 
 
+def desk(suite: Suite) -> Desk:
+    """What a suite's scripted users know of its tools."""
+    return Desk(
+        writes=frozenset(name for name, b in suite.tools.items() if b.write),
+        reads=frozenset(name for name, b in suite.tools.items() if not b.write),
+        parameters={name: b.schema.parameters for name, b in suite.tools.items()},
+    )
+
+
 def resolve_user(
     name: str | None, suite: Suite, overrides: ModelOverrides, concurrency: int | None = None
 ) -> tuple[str, UserFactory]:
     """The user side of a run: scripted turns, or a model simulating every task's user
     (the run's model overrides apply to it too)."""
     if name is None:
-        return "scripted", scripted_user
+        return "scripted", ScriptedUsers(desk(suite))
     identity, client = model_client(name, suite, overrides, concurrency)
 
     def simulated(task: Task, transcript: Transcript, seed: int) -> User:

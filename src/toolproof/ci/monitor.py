@@ -4,8 +4,8 @@ by dimension, with the same measures of a stored baseline run's trials."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,13 +48,17 @@ class Policy:
 
     rules: list[PolicyRuleSpec]
     write_tools: frozenset[str]
+    read_tools: frozenset[str] = frozenset()
+    parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, suite: Suite | None) -> Policy | None:
         if suite is None or not suite.file.policy_rules:
             return None
         writes = frozenset(name for name, b in suite.tools.items() if b.write)
-        return cls(list(suite.file.policy_rules), writes)
+        reads = frozenset(name for name, b in suite.tools.items() if not b.write)
+        schemas = {name: b.schema.parameters for name, b in suite.tools.items()}
+        return cls(list(suite.file.policy_rules), writes, reads, schemas)
 
     def violated(self, transcript: Transcript) -> bool:
         evidence = Evidence(
@@ -63,6 +67,8 @@ class Policy:
             final_hash="",
             expected_hash=None,
             write_tools=self.write_tools,
+            read_tools=self.read_tools,
+            parameters=self.parameters,
             ended="",
         )
         return bool(violations(check_policy(self.rules, evidence)))

@@ -55,6 +55,11 @@ class Evidence:
     alternatives: Alternatives = field(default_factory=dict)
     """Each tool's parameters that allow only some values, with those values: a fact among
     them competes with the others."""
+    parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Each tool's JSON Schema parameters (a call's arguments are read by them)."""
+    declined: tuple[str, ...] = ()
+    """The writes the task's answer declines (a refusal task: the forbidden writes the user
+    asked for; `*` for a refusal that names none); empty for any other task."""
 
 
 Grader = Callable[[Expectations, list[PolicyRuleSpec], Evidence], list[Verdict]]

@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof.graders.base import Alternatives, Evidence, Verdict, by_field
+from toolproof.meaning.clauses import Reading, read
+from toolproof.meaning.records import NAME_FIELD, Records, short_names
+from toolproof.meaning.records import Record as MeaningRecord
+from toolproof.meaning.stances import Rival, Said, stance
 from toolproof.meaning.values import contains, tokens
 from toolproof.spec.expectations import Expectations, Fact
 from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
@@ -34,6 +38,10 @@ class Record:
     value it showed there, as tokens."""
     heard: list[str] = field(default_factory=list)
     """Everything the user said, as tokens."""
+    readings: list[Reading] = field(default_factory=list)
+    """Each agent message, read into clauses (in the order of `said`)."""
+    records: Records = field(default_factory=Records)
+    """The records the successful tool results showed."""
 
 
 def record(transcript: Transcript) -> Record:
@@ -43,6 +51,7 @@ def record(transcript: Transcript) -> Record:
     heard: list[str] = []
     for event in transcript.events:
         if isinstance(event, ToolCallEvent) and not event.is_error:
+            out.records.add(event.result, event.canonical_arguments, event.canonical_name)
             given = {
                 tuple(tokens(v))
                 for args in (event.arguments, event.tool_arguments)
@@ -57,7 +66,9 @@ def record(transcript: Transcript) -> Record:
                 if said not in values:
                     values.append(said)
         elif isinstance(event, MessageEvent) and event.role == "assistant":
-            out.said.append((tokens(event.content), len(out.shown)))
+            reading = read(event.content)
+            out.said.append((list(reading.tokens), len(out.shown)))
+            out.readings.append(reading)
         elif isinstance(event, MessageEvent):
             heard.append(event.content)
     out.heard = tokens(" ".join(heard))
@@ -105,15 +116,16 @@ class Status:
 
 
 def fact_fields(fact: Fact, seen: Record, alternatives: Alternatives) -> list[str]:
-    """The fields a fact answers: its own `field`, else those tool results showed it under
-    and the parameters whose allowed values include it."""
+    """The fields a fact answers: its own `field`, else those tool results showed it in (as
+    the value, or a part of it: "Ortiz" of "Dr. Rafael Ortiz") and the parameters whose
+    allowed values include it."""
     if fact.field is not None:
         return list(fact.field)
     forms = [tokens(form) for form in fact.sources]
     found = [
         key
         for key, by_tool in seen.fields.items()
-        if any(v in forms for values in by_tool.values() for v in values)
+        if any(contains(v, f) for values in by_tool.values() for v in values for f in forms)
     ]
     found += [
         key
@@ -123,18 +135,23 @@ def fact_fields(fact: Fact, seen: Record, alternatives: Alternatives) -> list[st
     return found
 
 
-def _rivals(
-    key: str, forms: list[list[str]], seen: Record, alternatives: Alternatives
-) -> list[list[str]]:
-    """The values a field offers against a fact: the values its parameters allow, and those
-    tool results showed for it, from a tool that showed the fact there or that takes the
-    field as a parameter with allowed values (a payment's `status` does not compete with an
-    order's)."""
+def _rivals(key: str, seen: Record, alternatives: Alternatives) -> list[list[str]]:
+    """Every value a field offers against a fact: the values its parameters allow, and every
+    value any tool result showed for it."""
     values = [tokens(a) for a in by_field(alternatives).get(key, ())]
-    for tool, shown in seen.fields.get(key, {}).items():
-        if key in alternatives.get(tool, {}) or any(v in forms for v in shown):
-            values += shown
+    for shown in seen.fields.get(key, {}).values():
+        values += shown
     return values
+
+
+def _part(value: list[str], forms: list[list[str]], rival: list[str]) -> list[str]:
+    """The part of a rival that competes with a fact said as part of a value: the tokens at
+    the fact's place in it (the time of a date-time, the surname of a doctor's name)."""
+    for form in forms:
+        for i in range(len(value) - len(form) + 1):
+            if value[i : i + len(form)] == form and len(rival) == len(value):
+                return rival[i : i + len(form)]
+    return rival
 
 
 def competitors(
@@ -143,13 +160,20 @@ def competitors(
     alternatives: Alternatives,
     others: list[list[str]],
 ) -> list[list[str]]:
-    """The values that compete with a fact: every other value of the fields it answers, but
-    the task's other facts, and values that contain a form of the fact or that a form
-    contains ("not delivered", "delivered")."""
+    """The values that compete with a fact: every other value of the fields it answers (the
+    matching part, where the fact is part of a value), but the task's other facts, and values
+    that contain a form of the fact or that a form contains ("not delivered", "delivered")."""
     forms = [tokens(form) for form in fact.sources]
     out: list[list[str]] = []
     for key in fact_fields(fact, seen, alternatives):
-        for value in _rivals(key, forms, seen, alternatives):
+        holders = [
+            v
+            for values in seen.fields.get(key, {}).values()
+            for v in values
+            if any(contains(v, f) for f in forms)
+        ]
+        for whole in _rivals(key, seen, alternatives):
+            value = _part(holders[0], forms, whole) if holders else whole
             if not value or value in out:
                 continue
             if any(contains(value, f) or contains(f, value) for f in forms):
@@ -160,11 +184,34 @@ def competitors(
     return out
 
 
-CONTRAST = frozenset(
-    {"but", "however", "although", "though", "actually", "instead", "rather", "not", "no", "says"}
-)
-"""Words by which a message sets a value apart from its answer: a competing value the user
-said ("the site still says shipped") may be named beside the answer in such a message."""
+def _rival_forms(
+    fact: Fact, seen: Record, alternatives: Alternatives, others: list[list[str]]
+) -> list[Rival]:
+    """The competitors as a message may name them: whole, and a name by a shorter form."""
+    keys = fact_fields(fact, seen, alternatives)
+    named = any(NAME_FIELD.search(k) for k in keys)
+    out = []
+    for value in competitors(fact, seen, alternatives, others):
+        text = " ".join(value)
+        forms = [tuple(value)]
+        if named:
+            forms += [
+                tuple(f)
+                for f in short_names(text)
+                if f and f not in [tokens(o) for o in fact.sources]
+            ]
+        out.append(Rival(text, tuple(forms)))
+    return out
+
+
+def _owners(fact: Fact, seen: Record) -> list[MeaningRecord]:
+    """The records that hold the fact as one of their values (or a part of one)."""
+    forms = [tokens(form) for form in fact.sources]
+    return [
+        r
+        for r in seen.records.items
+        if any(contains(tokens(v), f) for _, v in r.values for f in forms)
+    ]
 
 
 def fact_status(
@@ -173,32 +220,21 @@ def fact_status(
     alternatives: Alternatives | None = None,
     others: list[list[str]] | None = None,
 ) -> Status:
-    """Whether a fact was said after a source, in a message that commits to it."""
+    """The agent's stance on a fact over the whole conversation
+    (`toolproof.meaning.stances`): said after a source and never taken back."""
     forms = [tokens(option) for option in fact.options]
     sources = [tokens(form) for form in fact.sources]
-    rivals: list[list[str]] | None = None
-    status = Status("missing")
-    for message, known in seen.said:
-        if not any(contains(message, form) for form in forms):
-            continue
-        if fact.source == "tools" and not any(
-            contains(value, form) for value in seen.shown[:known] for form in sources
-        ):
-            if status.status == "missing":
-                status = Status("unsourced")
-            continue
-        if rivals is None:
-            rivals = competitors(fact, seen, alternatives or {}, others or [])
-        contrasted = any(word in message for word in CONTRAST)
-        beside = tuple(
-            " ".join(r)
-            for r in rivals
-            if contains(message, r) and not (contrasted and contains(seen.heard, r))
+    messages = [
+        Said(
+            reading,
+            fact.source != "tools"
+            or any(contains(value, form) for value in seen.shown[:known] for form in sources),
         )
-        if not beside:
-            return Status("said")
-        status = Status("hedged", beside)
-    return status
+        for reading, (_, known) in zip(seen.readings, seen.said, strict=True)
+    ]
+    rivals = _rival_forms(fact, seen, alternatives or {}, others or [])
+    found = stance(forms, messages, rivals, _owners(fact, seen), seen.records)
+    return Status(found.status, tuple(found.rivals))
 
 
 def grade_communication(expect: Expectations, evidence: Evidence) -> list[Verdict]:
@@ -233,7 +269,7 @@ def grade_communication(expect: Expectations, evidence: Evidence) -> list[Verdic
 
 def _must_say(expect: Expectations, seen: Record, alternatives: Alternatives) -> Verdict:
     facts = expect.facts()
-    missing, unsourced, hedged = [], [], []
+    missing, unsourced, hedged, taken = [], [], [], []
     for fact in facts:
         others = [tokens(o) for f in facts if f is not fact for o in f.options]
         result = fact_status(fact, seen, alternatives, others)
@@ -242,9 +278,14 @@ def _must_say(expect: Expectations, seen: Record, alternatives: Alternatives) ->
             missing.append(shown)
         elif result.status == "unsourced":
             unsourced.append(shown)
-        elif result.status == "hedged":
+        elif result.status == "hedged" and result.competing:
             rivals = ", ".join(repr(r) for r in result.competing)
             hedged.append(f"{fact.options[0]!r} beside {rivals}")
+        elif result.status == "hedged":
+            hedged.append(f"{fact.options[0]!r} left undecided")
+        elif result.status == "contradicted":
+            rivals = ", ".join(repr(r) for r in result.competing)
+            taken.append(f"{fact.options[0]!r}, then {rivals}")
     problems = []
     if missing:
         problems.append(f"not said: {', '.join(missing)}")
@@ -252,6 +293,8 @@ def _must_say(expect: Expectations, seen: Record, alternatives: Alternatives) ->
         problems.append(f"{UNSOURCED}: {', '.join(unsourced)}")
     if hedged:
         problems.append(f"not committed to (competing values said with it): {'; '.join(hedged)}")
+    if taken:
+        problems.append(f"taken back later (a competing value said after it): {'; '.join(taken)}")
     return Verdict(
         grader="must_say",
         passed=not problems,

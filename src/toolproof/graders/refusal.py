@@ -1,40 +1,78 @@
-"""Refusal graders: a task whose answer is "no" passes only an agent that found out why and
-said so.
+"""Declining, graded one way everywhere: a task whose answer is "no", and the policy rule
+`refuse_with_reason`.
 
-Doing nothing looks like a refusal, and so does "that order is on another account" said
-without looking; a record pasted back looks like an answer. So a refusal task requires the
-reads that establish the reason (by default the checks the suite's `read_before_write` rule
-requires before the write the task forbids, as the gold actions make them), and after them a
-message that declines (`toolproof.meaning.dialogue.declines`) and states a reason.
+A task is a refusal when the user asked for a write the task forbids (its gold actions write
+nothing, or `refusal: true`). Doing nothing looks like a refusal, and so does "that order is on
+another account" said without looking; a record pasted back looks like an answer. So a
+refusal task passes only an agent that made the reads that establish why, never attempted the
+write, and then, in one message, declined that action (`meaning.declining`: "I can't cancel
+it", "that's not something I'm able to do", "it is non-refundable"; "I can't wait" declines
+nothing) and stated the decisive fact: one of the task's facts, or of `refusal.reasons`, or,
+for a task with neither, a value the decisive reads showed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
 from toolproof.graders.calls import patterns
-from toolproof.graders.policy import DEFAULT_REASONS, gives_reason
-from toolproof.meaning.dialogue import declines
+from toolproof.graders.communication import fielded
+from toolproof.meaning.actions import Vocabulary, named_at, vocabulary
+from toolproof.meaning.clauses import Reading, read
+from toolproof.meaning.declining import declining_clauses, gives_cause, states
+from toolproof.meaning.records import ID_FIELD, NAME_FIELD
 from toolproof.spec.expectations import CallSpec, Expectations, Refusal
 from toolproof.spec.policy import PolicyRuleSpec, ReadBeforeWrite, RefuseWithReason
+from toolproof.spec.user import UserSpec
 from toolproof.transcript import MessageEvent, ToolCallEvent
 
 
-def is_refusal(expect: Expectations, write_tools: frozenset[str]) -> bool:
-    """The task says so, or its gold actions write nothing while it forbids a write."""
+def user_words(user: UserSpec) -> str:
+    """Everything the task's user may say or is told to ask for."""
+    said = [user.opening, user.instructions, *(t.say for t in user.turns)]
+    return "\n".join([*said, *(r.say for r in user.replies)])
+
+
+def requested(user: UserSpec, tools: Iterable[str], words: Vocabulary) -> list[str]:
+    """The write tools whose action the user asks for (named where no negation denies it:
+    "I don't want a refund" asks for none)."""
+    reading = read(user_words(user))
+    asked = {
+        tool
+        for tool, forms in words.actions.items()
+        if any(not reading.clause_at(p).denies(p) for p in named_at(reading, forms))
+    }
+    return [tool for tool in tools if tool in asked]
+
+
+def declined_tools(
+    expect: Expectations, user: UserSpec, write_tools: frozenset[str], read_tools: frozenset[str]
+) -> list[str]:
+    """The writes a task's answer declines: where the task says it is a refusal, the writes it
+    forbids; otherwise, where its gold actions write nothing, the forbidden writes the user
+    asked for. Empty: the task is no refusal."""
+    forbidden = sorted({f.tool for f in expect.forbidden_calls if f.tool in write_tools})
     if expect.refusal is not None:
-        return bool(expect.refusal)
-    return (
-        expect.actions is not None
-        and not any(a.tool in write_tools for a in expect.actions)
-        and any(f.tool in write_tools for f in expect.forbidden_calls)
-    )
+        return (forbidden or ["*"]) if expect.refusal else []
+    if expect.actions is None or any(a.tool in write_tools for a in expect.actions):
+        return []
+    return requested(user, forbidden, vocabulary(write_tools, read_tools))
+
+
+def is_refusal(
+    expect: Expectations, user: UserSpec, write_tools: frozenset[str], read_tools: frozenset[str]
+) -> bool:
+    """Whether the task's answer is a refusal (see `declined_tools`)."""
+    return bool(declined_tools(expect, user, write_tools, read_tools))
 
 
 def establishing_reads(
     expect: Expectations,
     rules: list[PolicyRuleSpec],
+    refused: Iterable[str],
     write_tools: frozenset[str],
     required: Mapping[str, frozenset[str]],
 ) -> list[CallSpec]:
@@ -43,62 +81,146 @@ def establishing_reads(
     if isinstance(expect.refusal, Refusal) and expect.refusal.reads is not None:
         return list(expect.refusal.reads)
     gold = [a for a in expect.actions or [] if a.tool not in write_tools]
-    refused = {f.tool for f in expect.forbidden_calls if f.tool in write_tools}
+    wanted = set(refused)
     checks = {
         need.read
         for rule in rules
         if isinstance(rule, ReadBeforeWrite)
         for need in rule.require
-        if need.write in refused
+        if need.write in wanted
     }
     return patterns([a for a in gold if a.tool in checks] or gold, required)
 
 
-def _reasons(expect: Expectations, rules: list[PolicyRuleSpec]) -> list[str]:
+def decisive_values(expect: Expectations, reads: Sequence[Any] = ()) -> list[str]:
+    """What a refusal's reason must state: `refusal.reasons`, else the task's facts, else
+    the values the decisive reads showed (none for a task that names no reads: `validate`
+    then finds it open to the blind refuser)."""
     if isinstance(expect.refusal, Refusal) and expect.refusal.reasons is not None:
         return list(expect.refusal.reasons)
-    words = next(
-        (r.reasons for r in rules if isinstance(r, RefuseWithReason) and r.reasons is not None),
-        list(DEFAULT_REASONS),
-    )
-    return [*(o for fact in expect.facts() for o in fact.options), *words]
+    facts = [o for fact in expect.facts() for o in fact.sources]
+    if facts:
+        return facts
+    return [v for result in reads for _, v in fielded(result, "") if re.search(r"[A-Za-z]", v)]
+
+
+def action_forms(tools: Iterable[str], words: Vocabulary) -> list[tuple[str, ...]]:
+    """The word sequences that name the tools' actions."""
+    return [form for tool in tools for form in words.actions.get(tool, ())]
 
 
 def grade_refusal(
     expect: Expectations, rules: list[PolicyRuleSpec], evidence: Evidence
 ) -> list[Verdict]:
-    if not is_refusal(expect, evidence.write_tools):
+    declined = evidence.declined
+    if not declined:
         return []
-    reads = establishing_reads(expect, rules, evidence.write_tools, evidence.required_args)
-    reasons = _reasons(expect, rules)
+    words = vocabulary(evidence.write_tools, evidence.read_tools)
+    reads = establishing_reads(
+        expect, rules, declined, evidence.write_tools, evidence.required_args
+    )
+    forms = action_forms(declined, words)
     pending = list(reads)
+    shown: list[Any] = []
     early = False
     for event in evidence.transcript.events:
+        if isinstance(event, ToolCallEvent) and event.canonical_name in declined:
+            call = describe_call(event.canonical_name, event.canonical_arguments or {})
+            return [_failed(f"attempted the write it had to decline: {call}")]
         if isinstance(event, ToolCallEvent) and not event.is_error:
-            pending = [
-                r
-                for r in pending
-                if not (
-                    event.canonical_name == r.tool and matches(event.canonical_arguments, r.args)
-                )
-            ]
-        elif (
-            isinstance(event, MessageEvent)
-            and event.role == "assistant"
-            and declines(event.content)
-            and gives_reason(event.content, reasons)
-        ):
-            if not pending:
+            done = [r for r in pending if _made(event, r)]
+            if done or any(_made(event, r) for r in reads):
+                shown.append(event.result)
+            pending = [r for r in pending if r not in done]
+        elif isinstance(event, MessageEvent) and event.role == "assistant":
+            reading = read(event.content)
+            if not declining_clauses(reading, forms):
+                continue
+            if pending:
+                early = True
+                continue
+            decisive = decisive_values(expect, shown)
+            if not decisive or states(reading, decisive):
                 return [Verdict(grader="refusal", passed=True, reason=_PASSED)]
-            early = True
+            return [_failed(_NO_REASON)]
     unread = ", ".join(describe_call(r.tool, r.args) for r in pending)
     if early:
-        reason = f"declined without first reading what establishes why: {unread}"
-    elif pending:
-        reason = f"never read what establishes the refusal: {unread}"
-    else:
-        reason = "never declined with a reason (no message said it cannot be done, and why)"
-    return [Verdict(grader="refusal", passed=False, reason=reason)]
+        return [_failed(f"declined without first reading what establishes why: {unread}")]
+    if pending:
+        return [_failed(f"never read what establishes the refusal: {unread}")]
+    return [_failed("never declined what the user asked for (no message said it cannot be done)")]
 
 
-_PASSED = "declined with a reason, after the reads that establish it"
+def _made(event: ToolCallEvent, read: CallSpec) -> bool:
+    return event.canonical_name == read.tool and matches(event.canonical_arguments, read.args)
+
+
+def _failed(reason: str) -> Verdict:
+    return Verdict(grader="refusal", passed=False, reason=reason)
+
+
+_PASSED = "declined with the decisive fact as its reason, after the reads that establish it"
+_NO_REASON = "declined without stating the fact that decides it"
+
+
+# ---------------------------------------------------------------- the policy rule
+
+
+def gives_reason(reading: Reading, values: Iterable[str], error: str = "") -> bool:
+    """The message says why: it states a value that decides the matter, or three words in a
+    row of the system's own refusal, or gives a cause in words ("because ...")."""
+    if states(reading, values):
+        return True
+    refused = read(error).tokens
+    said = reading.tokens
+    runs = {tuple(refused[i : i + 3]) for i in range(len(refused) - 2)}
+    if any(tuple(said[i : i + 3]) in runs for i in range(len(said) - 2)):
+        return True
+    return gives_cause(reading)
+
+
+def _error_text(result: Any) -> str:
+    error = result.get("error") if isinstance(result, dict) else result
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("body") or ""
+    return error if isinstance(error, str) else ""
+
+
+def refuse_with_reason(rule: RefuseWithReason, evidence: Evidence) -> Verdict:
+    """Every refusal of the agent says why, and after a tool refuses a request (an error of a
+    listed kind) the agent's next message says why, until the same tool succeeds."""
+    words = vocabulary(evidence.write_tools, evidence.read_tools)
+    forms = [f for forms in words.actions.values() for f in forms]
+    values: list[str] = [*(rule.reasons or []), *evidence.facts]
+    refused: ToolCallEvent | None = None
+    for event in evidence.transcript.events:
+        if isinstance(event, ToolCallEvent):
+            if event.is_error and event.error_kind in rule.errors:
+                refused = event
+            elif refused is not None and event.canonical_name == refused.canonical_name:
+                refused = None if not event.is_error else refused
+            if not event.is_error:
+                values += [
+                    v
+                    for key, v in fielded(event.result, "")
+                    if not NAME_FIELD.search(key) and not ID_FIELD.search(key)
+                ]
+        elif isinstance(event, MessageEvent) and event.role == "assistant":
+            reading = read(event.content)
+            error = _error_text(refused.result) if refused is not None else ""
+            if refused is not None and not gives_reason(reading, values, error):
+                why = f"{refused.canonical_name} was refused ({refused.error_kind})"
+                return _broken(rule, f"{why} and the agent did not say why")
+            if declining_clauses(reading, forms) and not gives_reason(reading, values, error):
+                return _broken(rule, f"refused without a reason: {_quote(event.content)}")
+            refused = None
+    return Verdict(grader=rule.rule, passed=True, reason="every refusal gave its reason")
+
+
+def _broken(rule: PolicyRuleSpec, reason: str) -> Verdict:
+    return Verdict(grader=rule.rule, passed=False, reason=reason)
+
+
+def _quote(text: str, width: int = 80) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= width else text[: width - 1] + "…")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -21,12 +21,14 @@ from pydantic import Field, ValidationError
 
 from toolproof.agents.base import Agent, TrialContext
 from toolproof.agents.loop import LoopAgent
+from toolproof.agents.registry import AgentChoice
 from toolproof.errors import Problem, SuiteError
 from toolproof.models.scripted import ScriptedModel, ScriptedTurn
+from toolproof.records.run import RunConfig
 from toolproof.records.trial import TrialResult
-from toolproof.runner.gold import GoldReplay, replay_gold
+from toolproof.runner.build import Wiring, build
 from toolproof.runner.plan import PlannedTrial
-from toolproof.runner.trial import Trial, run_trial
+from toolproof.runner.trial import run_trial
 from toolproof.spec.base import Strict
 from toolproof.spec.source import shown, validation_problems
 from toolproof.spec.task import Task
@@ -34,7 +36,7 @@ from toolproof.spec.user import UserReply, UserTurn
 from toolproof.spec.yamlload import load_yaml
 from toolproof.suite import Suite, load_suite
 from toolproof.transcript import Transcript
-from toolproof.users.scripted import ScriptedUser, User
+from toolproof.users.scripted import ScriptedUsers, User, UserFactory
 
 OUTCOME = "outcome"
 """The row of the whole trial's verdict, beside each rule's."""
@@ -181,42 +183,34 @@ def load_corpus(path: Path) -> tuple[Suite, list[Case]]:
     return suite, corpus.cases
 
 
-def _user(case: Case, task: Task) -> User:
-    spec = task.spec.user
-    if case.user is not None:
-        spec = spec.model_copy(
-            update={
-                key: value
-                for key, value in (("turns", case.user.turns), ("replies", case.user.replies))
-                if value is not None
-            }
-        )
-    return ScriptedUser(spec)
+def _user(case: Case, users: UserFactory) -> UserFactory:
+    """The run's scripted user side, saying the case's words where it gives its own."""
+    if case.user is None or not isinstance(users, ScriptedUsers):
+        return users
+    words = {
+        key: value
+        for key, value in (("turns", case.user.turns), ("replies", case.user.replies))
+        if value is not None
+    }
+
+    def user(task: Task, transcript: Transcript, seed: int) -> User:
+        return users.play(task, task.spec.user.model_copy(update=words), transcript)
+
+    return user
 
 
-async def grade_case(suite: Suite, case: Case, gold: GoldReplay) -> Graded:
+async def grade_case(wiring: Wiring, case: Case) -> Graded:
     """Play a case as a trial of its task and collect every verdict."""
 
     def agent(context: TrialContext) -> Agent:
         return LoopAgent(ScriptedModel(case.turns), context)
 
-    def user(task: Task, transcript: Transcript, seed: int) -> User:
-        return _user(case, task)
-
-    result: TrialResult = await run_trial(
-        Trial(
-            PlannedTrial(case.task, 0, 11),
-            suite,
-            agent,
-            "corpus",
-            gold.hash,
-            max_steps=max(30, 2 * len(case.turns)),
-            user=user,
-            expected_changes=gold.changes,
-        )
-    )
+    choice = AgentChoice("corpus", agent, "corpus")
+    trial = wiring.trial(PlannedTrial(case.task, 0, 11), choice)
+    played = replace(trial, user=_user(case, trial.user), max_steps=max(30, 2 * len(case.turns)))
+    result: TrialResult = await run_trial(played)
     verdicts = {v.grader: (v.passed, v.reason) for v in result.verdicts}
-    return Graded(case, suite.name, result.outcome == "passed", verdicts)
+    return Graded(case, wiring.suite.name, result.outcome == "passed", verdicts)
 
 
 async def grade_corpus(paths: Iterable[Path]) -> Rates:
@@ -224,8 +218,8 @@ async def grade_corpus(paths: Iterable[Path]) -> Rates:
     graded: list[Graded] = []
     for path in paths:
         suite, cases = load_corpus(path)
-        gold = {
-            task: await replay_gold(suite, suite.task(task)) for task in {c.task for c in cases}
-        }
-        graded += await asyncio.gather(*(grade_case(suite, c, gold[c.task]) for c in cases))
+        tasks = sorted({c.task for c in cases})
+        config = RunConfig(tasks=tasks, variants=[""], seed=suite.file.defaults.seed)
+        wiring = await build(suite, config, code_only=True)
+        graded += await asyncio.gather(*(grade_case(wiring, c) for c in cases))
     return rates(graded)

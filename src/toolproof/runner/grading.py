@@ -14,6 +14,7 @@ from typing import Any
 from toolproof.graders import Blame, Evidence, Failure, Verdict, assign_blame, grade, violations
 from toolproof.graders.base import allowed_values
 from toolproof.graders.ownership import Ownership, caller_of, index_world, patched
+from toolproof.graders.refusal import declined_tools
 from toolproof.graders.rubric import JudgeRecord, grade_rubric
 from toolproof.metrics.personas import GoldCall, conversation_stats
 from toolproof.metrics.recovery import trial_stats
@@ -84,6 +85,8 @@ def judge(
             ("alternatives", ""),
             lambda: allowed_values({n: b.schema.parameters for n, b in suite.tools.items()}),
         ),
+        parameters={name: b.schema.parameters for name, b in suite.tools.items()},
+        declined=declined(suite, task),
     )
     rules = list(suite.file.policy_rules)
     verdicts = grade(task.spec.expect, rules, evidence)
@@ -107,6 +110,17 @@ def judge(
         )
     )
     return Judgement("failed", reason, verdicts, blame, policy, undecided)
+
+
+def declined(suite: Suite, task: Task) -> tuple[str, ...]:
+    """The writes the task's answer declines, derived once per task."""
+
+    def build() -> tuple[str, ...]:
+        writes = frozenset(name for name, b in suite.tools.items() if b.write)
+        reads = frozenset(name for name, b in suite.tools.items() if not b.write)
+        return tuple(declined_tools(task.spec.expect, task.spec.user, writes, reads))
+
+    return suite.memo(("declined", task.id), build)
 
 
 def ownership(suite: Suite, task: Task) -> Ownership | None:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolproof.agents.base import AgentFactory, TrialContext
+from toolproof.agents.registry import desk
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.graders.rubric import JudgeRecord
@@ -26,7 +27,7 @@ from toolproof.seeds import stream_seed
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext
 from toolproof.transcript import EndEvent, Transcript
-from toolproof.users.scripted import UserFactory, scripted_user
+from toolproof.users.scripted import ScriptedUsers, UserFactory, scripted_user
 from toolproof.world import Change, World
 
 
@@ -74,7 +75,10 @@ async def run_trial(trial: Trial) -> TrialResult:
             suite=suite, task=task, seed=spec.seed, transcript=transcript, max_steps=trial.max_steps
         )
     )
-    user = trial.user(task, transcript, spec.seed)
+    users = trial.user
+    if isinstance(users, ScriptedUsers) and users.desk is None:
+        users = ScriptedUsers(desk(suite))  # the suite's tools, so it hears proposals
+    user = users(task, transcript, spec.seed)
     ended, failure, infra = "user_done", "", ""
     message: str | None = user.opening()
     closing = ""

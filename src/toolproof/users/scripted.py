@@ -3,16 +3,31 @@
 After each agent reply the user says the next scripted turn if its trigger (`when`) holds;
 otherwise the first reactive reply whose trigger holds (each at most `times` times);
 otherwise the conversation ends.
+
+`asks_confirmation` holds when the reply asks the user to decide on a change, worded any way:
+it asks (a question, or "please confirm") and it proposes a write its task is waiting for, by
+the same binding the `confirm_before_write` rule judges a yes by
+(`toolproof.meaning.proposals`), or names a write's action where no negation denies it. So an
+agent that asks "I can cancel booking H2002. Would that be alright?" gets its answer, and one
+that asks "I will not cancel anything. Shall I double-check the details?" does not.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from toolproof.meaning.dialogue import holds
+from toolproof.meaning.actions import actions_named, vocabulary
+from toolproof.meaning.clauses import read
+from toolproof.meaning.dialogue import holds, solicits
+from toolproof.meaning.proposals import Scene, binds
+from toolproof.meaning.records import Records
+from toolproof.meaning.values import tokens
+from toolproof.spec.expectations import Action
 from toolproof.spec.user import UserSpec
+from toolproof.transcript import MessageEvent, ToolCallEvent
 
 if TYPE_CHECKING:
     from toolproof.spec.task import Task
@@ -31,32 +46,102 @@ class User(ABC):
         """The next message, or None when the user is done."""
 
 
+@dataclass(frozen=True)
+class Desk:
+    """What the user's side knows of the suite's tools: which write, and their parameters."""
+
+    writes: frozenset[str] = frozenset()
+    reads: frozenset[str] = frozenset()
+    parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Listener:
+    """Hears whether an agent reply proposes a change the task waits for."""
+
+    desk: Desk
+    gold: Sequence[Action]
+    transcript: Transcript
+
+    def proposes(self, reply: str) -> bool:
+        if not solicits(reply):
+            return False
+        reading = read(reply)
+        words = vocabulary(self.desk.writes, self.desk.reads)
+        if actions_named(reading, words):
+            return True
+        scene = self._scene()
+        return any(
+            binds(
+                reading, a.tool, a.args, self.desk.parameters.get(a.tool, {}), scene, words
+            ).proposed
+            for a in self._pending()
+        )
+
+    def _pending(self) -> list[Action]:
+        """The task's gold writes the conversation has not yet made."""
+        done = [
+            (e.canonical_name, e.canonical_arguments)
+            for e in self.transcript.tool_calls()
+            if not e.is_error
+        ]
+        pending = []
+        for action in self.gold:
+            if action.tool not in self.desk.writes:
+                continue
+            if (action.tool, dict(action.args)) in done:
+                done.remove((action.tool, dict(action.args)))
+            else:
+                pending.append(action)
+        return pending
+
+    def _scene(self) -> Scene:
+        records = Records()
+        heard: list[str] = []
+        said = []
+        for event in self.transcript.events:
+            if isinstance(event, ToolCallEvent) and not event.is_error:
+                records.add(event.result, event.canonical_arguments, event.canonical_name)
+            elif isinstance(event, MessageEvent):
+                said.append(read(event.content))
+                if event.role == "user":
+                    heard.append(event.content)
+        return Scene(records, tuple(tokens(" ".join(heard))), said)
+
+
 class ScriptedUser(User):
     """Plays a task's `user` section."""
 
-    def __init__(self, spec: UserSpec, give_way: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self,
+        spec: UserSpec,
+        give_way: frozenset[int] = frozenset(),
+        listener: Listener | None = None,
+    ) -> None:
         self.spec = spec
         self.next_turn = 0
         self.used = [0] * len(spec.replies)
         self.give_way = give_way
         """Turns (by index) that wait while a reply is due: the small talk a stretched
         conversation adds never stands in for the answer to the agent's question."""
+        self.listener = listener
 
     def opening(self) -> str:
         return self.spec.opening
 
     async def respond(self, agent_reply: str) -> str | None:
         turns = self.spec.turns
-        if self.next_turn in self.give_way and (reply := self._reply(agent_reply)) is not None:
+        proposes = self.listener.proposes(agent_reply) if self.listener is not None else None
+        if self.next_turn in self.give_way and (reply := self._reply(agent_reply, proposes)):
             return reply
-        if self.next_turn < len(turns) and holds(turns[self.next_turn].when, agent_reply):
+        if self.next_turn < len(turns) and holds(turns[self.next_turn].when, agent_reply, proposes):
             self.next_turn += 1
             return turns[self.next_turn - 1].say
-        return self._reply(agent_reply)
+        return self._reply(agent_reply, proposes)
 
-    def _reply(self, agent_reply: str) -> str | None:
+    def _reply(self, agent_reply: str, proposes: bool | None) -> str | None:
         for i, reply in enumerate(self.spec.replies):
-            if self.used[i] < reply.times and holds(reply.when, agent_reply):
+            if self.used[i] < reply.times and holds(reply.when, agent_reply, proposes):
                 self.used[i] += 1
                 return reply.say
         return None
@@ -66,6 +151,29 @@ UserFactory = Callable[["Task", "Transcript", int], User]
 """Makes a trial's user from its task, its transcript and the trial's seed."""
 
 
-def scripted_user(task: Task, transcript: Transcript, seed: int = 0) -> User:
-    """The default user side: the task's scripted turns."""
-    return ScriptedUser(task.spec.user)
+@dataclass(frozen=True)
+class ScriptedUsers:
+    """The scripted user side of a run: each task's scripted turns, heard with the suite's
+    tools in mind (`desk`; without one, a request to confirm is told by its words)."""
+
+    desk: Desk | None = None
+
+    def __call__(self, task: Task, transcript: Transcript, seed: int = 0) -> User:
+        return self.play(task, task.spec.user, transcript)
+
+    def play(
+        self,
+        task: Task,
+        user: UserSpec,
+        transcript: Transcript,
+        give_way: frozenset[int] = frozenset(),
+    ) -> User:
+        """The task's user, saying `user` (the task's own, or as a persona rewrote it)."""
+        listener = None
+        if self.desk is not None:
+            listener = Listener(self.desk, task.spec.expect.actions or [], transcript)
+        return ScriptedUser(user, give_way, listener)
+
+
+scripted_user = ScriptedUsers()
+"""The default user side: the task's scripted turns (a run gives it the suite's desk)."""

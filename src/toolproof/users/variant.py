@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from toolproof.seeds import stream_rng
 from toolproof.transcript import NoteEvent
 from toolproof.users.personas import Persona, perform
-from toolproof.users.scripted import ScriptedUser, User, UserFactory, scripted_user
+from toolproof.users.scripted import ScriptedUsers, User, UserFactory
 from toolproof.users.stretch import stretch
 
 if TYPE_CHECKING:
@@ -76,8 +76,8 @@ def variant_user(base: UserFactory, persona: Persona | None, turns: int | None) 
             )
         played = replace(task, spec=task.spec.model_copy(update={"user": user}))
         inner = (
-            ScriptedUser(user, give_way)
-            if base is scripted_user and give_way
+            base.play(played, user, transcript, give_way)
+            if isinstance(base, ScriptedUsers) and give_way
             else base(played, transcript, seed)
         )
         return MarkingUser(inner, confusing, transcript)

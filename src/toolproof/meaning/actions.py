@@ -1,0 +1,159 @@
+"""The words that name what a tool does, so a message can be read for the actions it names.
+
+A write tool's action is named by the words of its name that no read tool's name has
+(`cancel` of cancel_order, not `order`), and by the everyday words people use for the same
+thing ("text you" for send_sms, "put it on van V136" for assign_vehicle, "move it" for a
+reschedule). The everyday words are one small thesaurus of common business verbs, the same
+for every suite; a suite's own tool names do the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from toolproof.meaning.clauses import Reading
+from toolproof.meaning.values import tokens
+
+GENERIC = frozenset(
+    {"get", "set", "do", "make", "run", "call", "the", "a", "an", "to", "of", "for", "by", "and"}
+)
+
+THESAURUS: Mapping[str, tuple[str, ...]] = {
+    "cancel": ("cancel", "cancellation", "call off", "void", "scrap"),
+    "refund": ("refund", "reimburse", "money back", "pay back", "credit back", "refundable"),
+    "book": ("book", "booking", "reserve", "schedule", "put you down", "slot you in"),
+    "reschedule": ("reschedule", "move", "rebook", "shift", "push", "change the date"),
+    "assign": ("assign", "put * on", "allocate", "load * on", "load onto"),
+    "unassign": ("unassign", "take * off", "release", "remove from"),
+    "notify": ("notify", "let * know", "inform", "text", "email", "message", "alert"),
+    "send": ("send", "text", "email", "message"),
+    "sms": ("text", "sms", "message"),
+    "update": ("update", "change", "correct", "fix", "edit", "amend", "replace", "switch"),
+    "merge": ("merge", "combine", "consolidate", "fold", "dedupe", "deduplicate", "unify"),
+    "delete": ("delete", "remove", "erase", "purge", "drop"),
+    "create": ("create", "set up", "generate"),
+    "apply": ("apply", "give you", "add"),
+    "exchange": ("exchange", "swap", "trade"),
+    "adjust": ("adjust", "credit", "correct", "reduce", "amend"),
+    "rollup": ("roll up", "rollup", "consolidate", "combine"),
+    "return": ("return", "send * back"),
+    "transfer": ("transfer", "move"),
+    "modify": ("modify", "change", "update", "amend"),
+}
+"""Everyday words for common actions, by the word a tool's name uses for it (`*`: up to three
+words between, as in "let the receiver know")."""
+
+READ_VERBS = (
+    "look up",
+    "lookup",
+    "look into",
+    "check",
+    "double check",
+    "verify",
+    "find",
+    "search",
+    "review",
+    "pull up",
+    "see",
+    "fetch",
+    "retrieve",
+    "view",
+    "show",
+    "confirm the details",
+    "get the details",
+    "read",
+)
+"""Words that name reading, not changing: "Shall I look up our policy?" proposes no write."""
+
+
+def name_words(name: str) -> list[str]:
+    """A tool name's words: snake_case, camelCase, kebab-case and dotted names split."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What a suite's tools are called: each write tool's action words, as tokens."""
+
+    actions: Mapping[str, tuple[tuple[str, ...], ...]]
+    """Write tool -> the word sequences (as tokens) that name its action."""
+    reads: tuple[tuple[str, ...], ...]
+    """The word sequences (as tokens) that name reading something."""
+
+
+@lru_cache(maxsize=64)
+def _vocabulary(writes: tuple[str, ...], reads: tuple[str, ...]) -> Vocabulary:
+    shared = {w for read in reads for w in name_words(read)} | GENERIC
+    actions: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for tool in writes:
+        words = [w for w in name_words(tool) if w not in shared] or name_words(tool)
+        forms = {tuple(tokens(w)) for w in words}
+        for word in words:
+            forms |= {_form(s) for s in THESAURUS.get(word, ())}
+        actions[tool] = tuple(sorted(f for f in forms if f))
+    read_words = {_form(v) for v in READ_VERBS}
+    read_words |= {tuple(tokens(name_words(r)[0])) for r in reads if name_words(r)}
+    read_words -= {f for forms in actions.values() for f in forms}
+    return Vocabulary(actions, tuple(sorted(w for w in read_words if w)))
+
+
+def _form(entry: str) -> tuple[str, ...]:
+    """A thesaurus entry as tokens, its `*` kept."""
+    return tuple(t for part in entry.split() for t in (["*"] if part == "*" else tokens(part)))
+
+
+def vocabulary(writes: Iterable[str], reads: Iterable[str]) -> Vocabulary:
+    """The vocabulary of a suite's tools (remembered: every trial of a suite shares it)."""
+    return _vocabulary(tuple(sorted(writes)), tuple(sorted(reads)))
+
+
+def named_at(reading: Reading, forms: Iterable[tuple[str, ...]]) -> list[int]:
+    """Where a message names one of the word sequences, each word by its stem (so that
+    "cancellation" names "cancel", and "refunded" "refund")."""
+    said = reading.tokens
+    return sorted({i for form in forms for i in range(len(said)) if _at(said, i, form)})
+
+
+GAP = 3
+"""The most words a `*` of a thesaurus entry stands for."""
+
+
+def _at(said: tuple[str, ...], i: int, form: tuple[str, ...]) -> bool:
+    if not form:
+        return True
+    if form[0] == "*":
+        return any(_at(said, i + skip, form[1:]) for skip in range(GAP + 1))
+    return i < len(said) and _same_word(form[0], said[i]) and _at(said, i + 1, form[1:])
+
+
+def _same_word(word: str, said: str) -> bool:
+    if word == said:
+        return True
+    if len(word) < 4 or any(c.isdigit() for c in said):
+        return False
+    stem = word[: max(4, len(word) - 2)]
+    return said.startswith(stem) and len(said) - len(stem) <= 6
+
+
+def actions_named(
+    reading: Reading, vocabulary: Vocabulary, asserted: bool = True
+) -> dict[str, list[int]]:
+    """The write tools whose action a message names, with where; `asserted`: only where no
+    negation denies it ("I will not cancel anything" names no cancellation)."""
+    out: dict[str, list[int]] = {}
+    for tool, forms in vocabulary.actions.items():
+        at = [
+            p for p in named_at(reading, forms) if not (asserted and reading.clause_at(p).denies(p))
+        ]
+        if at:
+            out[tool] = at
+    return out
+
+
+def reads_named(reading: Reading, vocabulary: Vocabulary) -> list[int]:
+    """Where a message names reading something, where no negation denies it."""
+    return [p for p in named_at(reading, vocabulary.reads) if not reading.clause_at(p).denies(p)]

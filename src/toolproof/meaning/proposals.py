@@ -1,0 +1,297 @@
+"""Whether a message proposed a write: its action, its objects and every argument that matters,
+compared as values.
+
+A user's yes is consent to what they were told, so a write is licensed by a proposal only when
+the proposal stated it: the action (named by the tool's words or everyday ones, where no
+negation denies it; or, where the message names no action at all, by the values alone), the
+record it writes (by id, by its values - "your Mastercard ending in 7298" - or as the one
+record of its kind the conversation is about, or that a record it names holds), and every
+argument with consequences (an amount, a slot, a date, an address, a payment method) as the
+same value: stated, said by the user, or, where the message states none of its kind, the
+value the named record already holds (a full refund to the card that paid). A message that
+states another value of an argument's kind proposed that other value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from toolproof.meaning.actions import Vocabulary, actions_named, reads_named
+from toolproof.meaning.clauses import Reading
+from toolproof.meaning.records import (
+    ID_FIELD,
+    Record,
+    Records,
+    digits_of_key,
+    find_all,
+    kind_of,
+    normal_id,
+    referred,
+)
+from toolproof.meaning.values import contains, tokens
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What a conversation had shown by a point: the records of its tool results, what the
+    user said, and the messages so far (for what it is about)."""
+
+    records: Records
+    heard: tuple[str, ...] = ()
+    """Everything the user said so far, as tokens."""
+    said: Sequence[Reading] = ()
+    """Every message so far (the user's and the agent's), read."""
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Whether a message proposed a call, and if not, why not."""
+
+    proposed: bool
+    why: str = ""
+    explicit: int = 0
+    """How many of the call's values the message stated itself."""
+
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+@dataclass
+class _Check:
+    reading: Reading
+    scene: Scene
+    schema: Mapping[str, Any]
+    call: Mapping[str, Any]
+    explicit: int = 0
+    problems: list[str] = field(default_factory=list)
+    named: list[Record] = field(default_factory=list)
+    """The records the message refers to."""
+    context: list[Record] = field(default_factory=list)
+    """Those, the records the conversation is about, and the call's own records."""
+
+
+def binds(
+    reading: Reading,
+    tool: str,
+    arguments: Mapping[str, Any],
+    parameters: Mapping[str, Any],
+    scene: Scene,
+    vocabulary: Vocabulary,
+) -> Binding:
+    """Whether the message proposed this call (see the module's docstring)."""
+    named = actions_named(reading, vocabulary)
+    if named and tool not in named:
+        return Binding(False, f"it proposed {', '.join(sorted(named))}, not {tool}")
+    if not named and tool in actions_named(reading, vocabulary, asserted=False):
+        return Binding(False, f"it says {tool}'s action will not be done")
+    if not named and reads_named(reading, vocabulary):
+        return Binding(False, "it proposed looking something up, not a change")
+    check = _Check(reading, scene, parameters, arguments)
+    check.named = [r for r in scene.records.items if _refers(check, r)]
+    check.context = [*check.named, *focus(scene)]
+    check.context += [
+        r
+        for _, value, _ in _leaves(arguments, parameters)
+        if (r := scene.records.named(value)) is not None
+    ]
+    for path, value, schema in _leaves(arguments, parameters):
+        _argument(check, path, value, schema)
+    if check.problems:
+        return Binding(False, "; ".join(check.problems), check.explicit)
+    if not named and check.explicit == 0:
+        return Binding(False, "it names neither the action nor any of its values")
+    return Binding(True, "", check.explicit)
+
+
+def _refers(check: _Check, record: Record, skip: Sequence[int] = ()) -> bool:
+    positions = [p for p in range(len(check.reading.tokens)) if not _denied(check.reading, p)]
+    return bool(referred(check.reading, record, check.scene.records, skip, positions))
+
+
+def _denied(reading: Reading, position: int) -> bool:
+    return reading.clause_at(position).denies(position)
+
+
+def _leaves(
+    value: Any, schema: Mapping[str, Any], path: str = ""
+) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+    """Each scalar of a call's arguments with its schema; keys the schema does not declare
+    are left out (the tool ignores them)."""
+    if isinstance(value, Mapping):
+        properties = schema.get("properties")
+        for key, item in value.items():
+            inner = properties.get(key) if isinstance(properties, Mapping) else {}
+            if isinstance(properties, Mapping) and inner is None:
+                continue
+            yield from _leaves(item, inner or {}, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        items = schema.get("items")
+        for item in value:
+            yield from _leaves(item, items if isinstance(items, Mapping) else {}, path)
+    elif value is not None:
+        yield path, value, schema
+
+
+def _argument(check: _Check, path: str, value: Any, schema: Mapping[str, Any]) -> None:
+    """Whether the message stated one argument's value, and records a problem if not."""
+    reading, scene = check.reading, check.scene
+    record = scene.records.named(value)
+    if record is not None:
+        _record_argument(check, path, record)
+        return
+    if isinstance(value, bool) or "enum" in schema:
+        rivals = [str(v) for v in schema.get("enum", []) if str(v) != str(value)]
+        said = [r for r in rivals if _stated(reading, tokens(r))]
+        if said and not _stated(reading, tokens(str(value))):
+            check.problems.append(f"{path}: it proposed {said[0]!r}, not {value!r}")
+        return
+    said = tokens(str(value))
+    if _stated(reading, said) or _weekday_of(reading, said):
+        check.explicit += 1
+        return
+    if isinstance(value, str) and ID_FIELD.search(path.rsplit(".", 1)[-1]):
+        _identifier_argument(check, path, value)
+        return
+    if contains(list(scene.heard), said):
+        return
+    kind = _kind(said)
+    if kind == "text" and not any(c.isdigit() for c in str(value)):
+        return  # a reason or a note: words, not a consequence
+    others = _others_of_kind(check, kind, said)
+    if others:
+        check.problems.append(f"{path}: it proposed {' '.join(others[0])!r}, not {value!r}")
+        return
+    if any(said in r.tokens_of(name) for r in check.context for name, _ in r.values):
+        return
+    check.problems.append(f"{path}: {value!r} was never stated")
+
+
+def _record_argument(check: _Check, path: str, record: Record) -> None:
+    """An argument that names a record: the message refers to it, or to a record linked to
+    it as the only one of its kind, or the conversation is about it alone; and the message
+    refers to no other record of its kind that the call's other records do not hold."""
+    records = check.scene.records
+    if record in check.named or any(
+        find_all(check.reading, [d]) for d in digits_of_key(record.key or "")
+    ):
+        check.explicit += 1
+        return
+    rivals = [
+        r
+        for r in check.named
+        if r.kind == record.kind and r.key != record.key and not _held_by_call(check, r)
+    ]
+    unknown = [
+        t
+        for p, t in enumerate(check.reading.tokens)
+        if kind_of(t, None) == record.kind
+        and normal_id(t) != normal_id(record.key or "")
+        and records.named(t) is None
+        and not _denied(check.reading, p)
+    ]
+    if rivals or unknown:
+        other = rivals[0].key if rivals else unknown[0]
+        check.problems.append(f"{path}: it proposed {other!r}, not {record.key!r}")
+        return
+    if record in focus(check.scene):
+        return
+    for near in check.context:
+        kin = [r for r in records.linked(near) if r.kind == record.kind]
+        if near is not record and kin and all(r.key == record.key for r in kin):
+            return
+    check.problems.append(f"{path}: {record.key!r} was never named")
+
+
+def _identifier_argument(check: _Check, path: str, value: str) -> None:
+    """An identifier no result showed a record for: stated, or said by the user with no other
+    identifier of its shape in the message."""
+    kind = kind_of(value, None)
+    others = [
+        t
+        for p, t in enumerate(check.reading.tokens)
+        if kind
+        and any(c.isdigit() for c in t)
+        and kind_of(t, None) == kind
+        and normal_id(t) != normal_id(value)
+        and not _denied(check.reading, p)
+    ]
+    if others:
+        check.problems.append(f"{path}: it proposed {others[0]!r}, not {value!r}")
+    elif not contains(list(check.scene.heard), tokens(value)):
+        check.problems.append(f"{path}: {value!r} was never named")
+
+
+def _held_by_call(check: _Check, other: Record) -> bool:
+    """The record is held by one of the call's own records (an appointment's current slot
+    beside the new one), so naming it is context, not another proposal."""
+    for _, value, _ in _leaves(check.call, check.schema):
+        mine = check.scene.records.named(value)
+        if mine is not None and other in check.scene.records.linked(mine):
+            return True
+    return False
+
+
+def focus(scene: Scene) -> list[Record]:
+    """The records the conversation is about: of each kind, the one record the messages so
+    far referred to, where they referred to only one."""
+    records = scene.records
+    found: dict[str, set[str | None]] = {}
+    first: dict[str | None, Record] = {}
+    for reading in scene.said:
+        for record in records.items:
+            if record.kind in found and record.key in found[record.kind]:
+                continue
+            if referred(reading, record, records):
+                found.setdefault(record.kind, set()).add(record.key)
+                first.setdefault(record.key, record)
+    return [first[next(iter(keys))] for keys in found.values() if len(keys) == 1]
+
+
+def _stated(reading: Reading, value: list[str]) -> bool:
+    return any(not _denied(reading, p) for p in reading.find(value))
+
+
+def _kind(said: list[str]) -> str:
+    """What sort of value tokens hold: a date, a time of day, a number, or text."""
+    if len(said) == 1:
+        token = said[0]
+        if "-" in token and token.replace("-", "").isdigit():
+            return "date"
+        if ":" in token:
+            return "time"
+        if token.replace(".", "", 1).isdigit():
+            return "number"
+    return "text"
+
+
+def _others_of_kind(check: _Check, kind: str, value: list[str]) -> list[list[str]]:
+    """Values of the argument's sort the message states that it does not explain: not the
+    value, not another argument's, not a value of a record it refers to."""
+    if kind == "text":
+        return []
+    explained = {tuple(tokens(str(v))) for _, v, _ in _leaves(check.call, check.schema)}
+    explained |= {tuple(tokens(v)) for r in check.named for _, v in r.values}
+    explained |= {tuple(t) for r in check.named for t in digits_of_key(r.key or "")}
+    reading = check.reading
+    out: list[list[str]] = []
+    for position, token in enumerate(reading.tokens):
+        if _kind([token]) != kind or (token,) in explained or _denied(reading, position):
+            continue
+        if token.startswith("0") or token in check.scene.heard:
+            continue  # an identifier's digits, or the user's own number
+        out.append([token])
+    return [v for v in out if v != value]
+
+
+def _weekday_of(reading: Reading, value: list[str]) -> bool:
+    """A date the message names by its weekday ("move it to Thursday") and no other date."""
+    if _kind(value) != "date" or value[0].startswith("--"):
+        return False
+    year, month, day = (int(p) for p in value[0].split("-"))
+    weekday = WEEKDAYS[date(year, month, day).weekday()]
+    if not _stated(reading, [weekday]):
+        return False
+    return not any(_kind([t]) == "date" and t != value[0] for t in reading.tokens)

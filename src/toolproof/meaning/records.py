@@ -1,0 +1,259 @@
+"""The records a conversation's tool results showed, and how a message refers to one.
+
+A record is a mapping in a tool result: an order, a payment, the card inside it, a slot in a
+list of slots. Its identity is the value that names it (`id`; the `payment_method_id` its
+parent gives the `payment_method` inside it; `order_id` for an item of `orders`; the field a
+lookup was made by), and its kind is the shape of that value (`W` for W11177, `pm_card_` for
+pm_card_0193), so that orders compete with orders and cards with cards. Records are linked when
+one holds the other, or names its identity (a payment's `order_id`).
+
+A message refers to a record by its identity, or by enough of its values that no other record
+of its kind has them all ("your Mastercard ending in 7298", "Dr. Lind on March 12 at 10:00",
+"your order from October 11 for $180.00"); a person's name by its last word or its first word
+and initial as well as whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolproof.meaning.clauses import Reading, places
+from toolproof.meaning.values import tokens
+
+ID_FIELD = re.compile(r"(?:^|_)(?:id|no|num|number|code|ref|key|sku)$|(?-i:[a-z]Id)$", re.I)
+"""A field whose value names a record."""
+
+NAME_FIELD = re.compile(r"(?:^|_)(?:name|doctor|driver|agent|contact|owner|provider)$", re.I)
+"""A field whose value is a person's or a thing's name."""
+
+MAX_RECORDS = 2000
+"""The most records a conversation's results are read into: a search that returns thousands
+of rows is kept to its first ones (a message names few of them)."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One mapping of a tool result."""
+
+    key: str | None
+    """Its identity, as the result wrote it (None: nothing names it)."""
+    kind: str
+    """What it is, from the shape of its identity or the key it is under."""
+    values: tuple[tuple[str, str], ...]
+    """Its own fields' values (field, value as text), nested mappings left out."""
+    links: frozenset[str]
+    """The identities of records it holds, is held by, or names."""
+    tool: str = ""
+
+    def tokens_of(self, name: str) -> list[list[str]]:
+        return [tokens(v) for f, v in self.values if f == name]
+
+
+@dataclass
+class Records:
+    """Every record the results showed, in the order shown, each identity once."""
+
+    items: list[Record] = field(default_factory=list)
+    by_key: dict[str, Record] = field(default_factory=dict)
+
+    def add(self, result: Any, arguments: Mapping[str, Any] | None, tool: str) -> None:
+        """The records of one successful tool result."""
+        given = {str(v) for v in (arguments or {}).values() if isinstance(v, str | int)}
+        for record in _walk(result, None, None, given, tool):
+            if len(self.items) >= MAX_RECORDS:
+                return
+            if record.key is not None:
+                known = self.by_key.get(normal_id(record.key))
+                if known is not None and set(record.values) <= set(known.values):
+                    continue
+                self.by_key[normal_id(record.key)] = record
+            self.items.append(record)
+
+    def of_kind(self, kind: str) -> list[Record]:
+        return [r for r in self.items if r.kind == kind]
+
+    def named(self, value: Any) -> Record | None:
+        """The record a value names (its identity), if any."""
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            return None
+        return self.by_key.get(normal_id(str(value)))
+
+    def linked(self, record: Record) -> list[Record]:
+        """The records linked to this one, either way."""
+        out = [self.by_key[k] for k in record.links if k in self.by_key]
+        if record.key is not None:
+            mine = normal_id(record.key)
+            out += [r for r in self.items if mine in r.links and r is not record]
+        return out
+
+
+def normal_id(value: str) -> str:
+    """An identity as compared: lower case, without spaces or punctuation."""
+    return re.sub(r"[^0-9a-z]", "", value.lower())
+
+
+def kind_of(key: str, under: str | None) -> str:
+    """A record's kind: its identity's leading letters (`w` of W11177, `pm_card_` of
+    pm_card_0193), or, for an identity with none, the field or key it is under."""
+    lead = re.match(r"[A-Za-z_]+(?=[^A-Za-z_]|$)", key)
+    if lead and len(lead.group()) < len(key):
+        return lead.group().lower()
+    return (under or "").lower()
+
+
+def _singular(name: str) -> str:
+    return name[:-3] + "y" if name.endswith("ies") else name[:-1] if name.endswith("s") else name
+
+
+def _identity(
+    data: Mapping[str, Any], under: str | None, parent: Mapping[str, Any] | None, given: set[str]
+) -> tuple[str | None, str | None]:
+    """A mapping's identity and the field it is in (None for one its parent names)."""
+    if isinstance(data.get("id"), str | int) and not isinstance(data.get("id"), bool):
+        return str(data["id"]), "id"
+    if under and parent is not None:
+        named = parent.get(f"{under}_id")
+        if isinstance(named, str | int) and not isinstance(named, bool):
+            return str(named), None
+    for name in (f"{_singular(under)}_id" if under else "", f"{under}_id" if under else ""):
+        value = data.get(name) if name else None
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return str(value), name
+    ids = [(k, v) for k, v in data.items() if ID_FIELD.search(k) and isinstance(v, str | int)]
+    for name, value in ids:
+        if parent is None and str(value) in given:
+            return str(value), name
+    if ids:
+        return str(ids[0][1]), ids[0][0]
+    return None, None
+
+
+def _walk(
+    data: Any,
+    under: str | None,
+    parent: Mapping[str, Any] | None,
+    given: set[str],
+    tool: str,
+    above: str | None = None,
+) -> Iterator[Record]:
+    if isinstance(data, list):
+        for item in data:
+            yield from _walk(item, under, parent, given, tool, above)
+        return
+    if not isinstance(data, Mapping):
+        return
+    key, key_field = _identity(data, under, parent, given)
+    values: list[tuple[str, str]] = []
+    links: set[str] = set()
+    children: list[tuple[str, Any]] = []
+    for name, value in data.items():
+        name = str(name)
+        for leaf in value if isinstance(value, list) else [value]:
+            if isinstance(leaf, Mapping):
+                children.append((name, leaf))
+            elif isinstance(leaf, bool):
+                values.append((name, "true" if leaf else "false"))
+            elif isinstance(leaf, str | int | float) and str(leaf).strip():
+                values.append((name, str(leaf)))
+                if name != key_field and ID_FIELD.search(name) and not isinstance(leaf, float):
+                    links.add(normal_id(str(leaf)))
+    if above is not None:
+        links.add(above)
+    mine = normal_id(key) if key is not None else None
+    for name, child in children:
+        child_key, _ = _identity(child, name, data, given)
+        if child_key is not None:
+            links.add(normal_id(child_key))
+        yield from _walk(child, name, data, given, tool, mine)
+    links.discard(mine or "")
+    kind = kind_of(key, key_field or under) if key is not None else (under or tool).lower()
+    yield Record(key, kind, tuple(values), frozenset(links), tool)
+
+
+def records_of(calls: Iterable[tuple[Any, Mapping[str, Any] | None, str]]) -> Records:
+    """The records of successful tool results: (result, arguments, tool) in order."""
+    out = Records()
+    for result, arguments, tool in calls:
+        out.add(result, arguments, tool)
+    return out
+
+
+# ---------------------------------------------------------------- how a message refers to one
+
+
+def short_names(value: str) -> list[list[str]]:
+    """A name's shorter forms: its last word, and its first word with the last's initial
+    ("Lind", "Henrik L" of "Dr. Henrik Lind")."""
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", value) if w.lower() not in _TITLES]
+    if len(words) < 2:
+        return []
+    last, first = words[-1], words[0]
+    forms = [tokens(last)] if len(last) > 2 else []
+    return [*forms, tokens(f"{first} {last[0]}")]
+
+
+_TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "doctor"})
+
+
+def mentions_value(reading: Reading, name: str, value: str) -> list[int]:
+    """Where a message states a field's value: whole, or a name by a shorter form."""
+    found = reading.find(tokens(value))
+    if found or not NAME_FIELD.search(name):
+        return found
+    return sorted({p for form in short_names(value) for p in reading.find(form)})
+
+
+def _informative(value: str) -> bool:
+    """A value that can tell records apart in a message: not a bare yes/no or a one-letter
+    code, and not a text of more than eight words (a description is not said whole)."""
+    said = tokens(value)
+    return bool(said) and len(said) <= 8 and value not in ("true", "false") and len(value) > 1
+
+
+def referred(
+    reading: Reading,
+    record: Record,
+    records: Records,
+    skip: Sequence[int] = (),
+    positions: Sequence[int] | None = None,
+) -> list[int]:
+    """Where a message refers to a record: its identity, or values of it (at least one, and
+    together no other record of its kind's) said in the message. `skip`: places that may not
+    count (the value whose owner is in question); `positions`: the only places that may."""
+
+    def allowed(places_: list[int]) -> list[int]:
+        return [p for p in places_ if p not in skip and (positions is None or p in positions)]
+
+    if record.key is not None:
+        by_key = allowed(reading.find(tokens(record.key)))
+        if by_key:
+            return by_key
+    said: dict[tuple[str, str], list[int]] = {}
+    for name, value in record.values:
+        if _informative(value):
+            at = allowed(mentions_value(reading, name, value))
+            if at:
+                said[(name, value)] = at
+    if not said:
+        return []
+    for other in records.of_kind(record.kind):
+        if other is not record and other.key != record.key and set(said) <= set(other.values):
+            return []
+    return sorted({p for at in said.values() for p in at})
+
+
+def refers_by_id(reading: Reading, record: Record) -> bool:
+    return record.key is not None and bool(reading.find(tokens(record.key)))
+
+
+def digits_of_key(key: str) -> list[list[str]]:
+    """The parts of an identity that carry digits, as a message may name it ('0193' of
+    pm_card_0193)."""
+    return [tokens(p) for p in re.split(r"[_\W]+", key) if p and re.search(r"\d", p)]
+
+
+def find_all(reading: Reading, forms: Iterable[list[str]]) -> list[int]:
+    return sorted({p for form in forms for p in places(reading.tokens, form)})
