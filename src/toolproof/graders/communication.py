@@ -19,6 +19,7 @@ from toolproof.graders.base import Alternatives, Evidence, Verdict, by_field
 from toolproof.meaning.clauses import Reading, read
 from toolproof.meaning.records import NAME_FIELD, Records, short_names
 from toolproof.meaning.records import Record as MeaningRecord
+from toolproof.meaning.stances import Fact as StancedFact
 from toolproof.meaning.stances import Rival, Said, stance
 from toolproof.meaning.values import contains, tokens
 from toolproof.spec.expectations import Expectations, Fact
@@ -204,6 +205,14 @@ def _rival_forms(
     return out
 
 
+def _is_a_name(fact: Fact, owners: list[MeaningRecord]) -> bool:
+    """The fact names its record (a product's own name): other records' names are other
+    things said beside it, not other answers."""
+    forms = [tokens(form) for form in fact.sources]
+    held = [(f, tokens(v)) for r in owners for f, v in r.values if tokens(v) in forms]
+    return bool(held) and all(f.lower() in ("name", "title", "label") for f, _ in held)
+
+
 def _owners(fact: Fact, seen: Record) -> list[MeaningRecord]:
     """The records that hold the fact as one of their values (or a part of one)."""
     forms = [tokens(form) for form in fact.sources]
@@ -232,8 +241,13 @@ def fact_status(
         )
         for reading, (_, known) in zip(seen.readings, seen.said, strict=True)
     ]
-    rivals = _rival_forms(fact, seen, alternatives or {}, others or [])
-    found = stance(forms, messages, rivals, _owners(fact, seen), seen.records)
+    owners = _owners(fact, seen)
+    rivals = (
+        []
+        if _is_a_name(fact, owners)
+        else _rival_forms(fact, seen, alternatives or {}, others or [])
+    )
+    found = stance(StancedFact(forms, rivals, owners, seen.records), messages)
     return Status(found.status, tuple(found.rivals))
 
 

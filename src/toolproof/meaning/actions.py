@@ -36,6 +36,7 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "delete": ("delete", "remove", "erase", "purge", "drop"),
     "create": ("create", "set up", "generate"),
     "apply": ("apply", "give you", "add"),
+    "discount": ("discount", "take * off", "knock * off", "money off", "reduce the price"),
     "exchange": ("exchange", "swap", "trade"),
     "adjust": ("adjust", "credit", "correct", "reduce", "amend"),
     "rollup": ("roll up", "rollup", "consolidate", "combine"),

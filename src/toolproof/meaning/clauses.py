@@ -33,7 +33,8 @@ _WEEKDAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|w
 _CLAUSE_BREAK = re.compile(
     r",\s+(?!\d)"
     r"|:\s+|\s+[-\u2013\u2014]+\s+|[\u2013\u2014]|\s*\(|\)"
-    r"|\s+(?=(?:but|however|although|whereas|instead of|rather than|unless)\b)",
+    r"|\s+(?=(?:but|however|although|though|whereas|instead of|rather than|unless|because|"
+    r"since|so|which|while|once|until)\b)",
     re.IGNORECASE,
 )
 """Where a clause ends inside a sentence: a comma before a word, a colon, a dash or a bracket,

@@ -15,9 +15,8 @@ from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.spec.user import Match, When
 
 _LEAD = re.compile(
-    r"^(?:\W|then|but|well|oh|um+|uh+|hmm+|ah|so|and|i mean|in that case|if so|if that'?s (?:the "
-    r"case|the only option|what it takes|all)|fine by me|honestly|great|perfect|thanks?(?: you)?|"
-    r"ok(?:ay)? then)*\s*",
+    r"^(?:\W+|(?:then|but|well|oh|um+|uh+|hmm+|ah|so|and|i mean|in that case|if so|"
+    r"if that'?s (?:the case|the only option|what it takes|all)|fine by me|honestly)\b)*",
     re.IGNORECASE,
 )
 """What may come before an answer's first word ("If that's the only option, then yes")."""

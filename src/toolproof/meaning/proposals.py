@@ -14,6 +14,7 @@ states another value of an argument's kind proposed that other value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -83,8 +84,6 @@ def binds(
 ) -> Binding:
     """Whether the message proposed this call (see the module's docstring)."""
     named = actions_named(reading, vocabulary)
-    if named and tool not in named:
-        return Binding(False, f"it proposed {', '.join(sorted(named))}, not {tool}")
     if not named and tool in actions_named(reading, vocabulary, asserted=False):
         return Binding(False, f"it says {tool}'s action will not be done")
     if not named and reads_named(reading, vocabulary):
@@ -97,8 +96,15 @@ def binds(
         for _, value, _ in _leaves(arguments, parameters)
         if (r := scene.records.named(value)) is not None
     ]
+    first = True
+    distinctive = 0
     for path, value, schema in _leaves(arguments, parameters):
+        before = check.explicit
         _argument(check, path, value, schema)
+        distinctive += check.explicit - before if not first else 0
+        first = False
+    if named and tool not in named and distinctive == 0:
+        return Binding(False, f"it proposed {', '.join(sorted(named))}, not {tool}")
     if check.problems:
         return Binding(False, "; ".join(check.problems), check.explicit)
     if not named and check.explicit == 0:
@@ -131,7 +137,7 @@ def _leaves(
         items = schema.get("items")
         for item in value:
             yield from _leaves(item, items if isinstance(items, Mapping) else {}, path)
-    elif value is not None:
+    elif value is not None and value != "":
         yield path, value, schema
 
 
@@ -149,18 +155,19 @@ def _argument(check: _Check, path: str, value: Any, schema: Mapping[str, Any]) -
             check.problems.append(f"{path}: it proposed {said[0]!r}, not {value!r}")
         return
     said = tokens(str(value))
-    if _stated(reading, said) or _weekday_of(reading, said):
+    if _stated(reading, said) or _weekday_of(reading, said) or _per_unit(reading, said):
+        check.explicit += 1
+        return
+    if isinstance(value, str) and _kind(said) == "text" and _stated_apart(reading, said):
         check.explicit += 1
         return
     if isinstance(value, str) and ID_FIELD.search(path.rsplit(".", 1)[-1]):
         _identifier_argument(check, path, value)
         return
-    if contains(list(scene.heard), said):
-        return
+    if contains(list(scene.heard), said) or DESCRIPTIVE.search(path.rsplit(".", 1)[-1]):
+        return  # the user's own words, or a reason or a note: words, not a consequence
     kind = _kind(said)
-    if kind == "text" and not any(c.isdigit() for c in str(value)):
-        return  # a reason or a note: words, not a consequence
-    others = _others_of_kind(check, kind, said)
+    others = _others_of_kind(check, kind, said, path.rsplit(".", 1)[-1])
     if others:
         check.problems.append(f"{path}: it proposed {' '.join(others[0])!r}, not {value!r}")
         return
@@ -267,15 +274,34 @@ def _kind(said: list[str]) -> str:
     return "text"
 
 
-def _others_of_kind(check: _Check, kind: str, value: list[str]) -> list[list[str]]:
-    """Values of the argument's sort the message states that it does not explain: not the
-    value, not another argument's, not a value of a record it refers to."""
-    if kind == "text":
-        return []
-    explained = {tuple(tokens(str(v))) for _, v, _ in _leaves(check.call, check.schema)}
-    explained |= {tuple(tokens(v)) for r in check.named for _, v in r.values}
-    explained |= {tuple(t) for r in check.named for t in digits_of_key(r.key or "")}
+DESCRIPTIVE = re.compile(
+    r"(?:^|_)(?:reason|notes?|comments?|message|description|memo|details?|remarks?|summary|"
+    r"body|subject|title|text)$",
+    re.IGNORECASE,
+)
+"""An argument in words that has no consequence of its own (a reason, a note)."""
+
+
+def _own_records(check: _Check) -> list[Record]:
+    """The records the call's arguments name."""
+    records = check.scene.records
+    return [r for _, v, _ in _leaves(check.call, check.schema) if (r := records.named(v))]
+
+
+def _others_of_kind(check: _Check, kind: str, value: list[str], name: str) -> list[list[str]]:
+    """Values of the argument's sort the message states that the call does not explain:
+    a number, date or time that is not one of its arguments nor a value of the records they
+    name; a text that tool results showed for the same field."""
     reading = check.reading
+    if kind == "text":
+        shown = {
+            tuple(tokens(v)) for r in check.scene.records.items for f, v in r.values if f == name
+        }
+        return [list(v) for v in shown if list(v) != value and _stated(reading, list(v))]
+    own = _own_records(check)
+    explained = {tuple(tokens(str(v))) for _, v, _ in _leaves(check.call, check.schema)}
+    explained |= {tuple(tokens(v)) for r in own for _, v in r.values}
+    explained |= {tuple(t) for r in own for t in digits_of_key(r.key or "")}
     out: list[list[str]] = []
     for position, token in enumerate(reading.tokens):
         if _kind([token]) != kind or (token,) in explained or _denied(reading, position):
@@ -284,6 +310,43 @@ def _others_of_kind(check: _Check, kind: str, value: list[str]) -> list[list[str
             continue  # an identifier's digits, or the user's own number
         out.append([token])
     return [v for v in out if v != value]
+
+
+_COUNTS = {"both": 2, "two": 2, "three": 3, "four": 4, "five": 5}
+_EACH = frozenset({"each", "apiece", "per"})
+
+
+def _per_unit(reading: Reading, value: list[str]) -> bool:
+    """A total the message states as a count of a price each ("both poles, $89.00 each")."""
+    if _kind(value) != "number":
+        return False
+    said = reading.tokens
+    counts = [_COUNTS.get(t) or (int(t) if t.isdigit() and int(t) <= 20 else None) for t in said]
+    for i, token in enumerate(said):
+        if _kind([token]) != "number" or not any(t in _EACH for t in said[i + 1 : i + 3]):
+            continue
+        for count in counts[max(0, i - 8) : i]:
+            if count and abs(count * float(token) - float(value[0])) < 0.005:
+                return True
+    return False
+
+
+def _stated_apart(reading: Reading, value: list[str]) -> bool:
+    """A text of several words said in order with a word or two between ("M / Navy" as
+    "medium in navy")."""
+    if len(value) < 2:
+        return False
+    said = reading.tokens
+    for start in (i for i, t in enumerate(said) if t == value[0]):
+        at = start
+        for word in value[1:]:
+            nxt = next((j for j in range(at + 1, min(at + 4, len(said))) if said[j] == word), None)
+            if nxt is None:
+                break
+            at = nxt
+        else:
+            return not _denied(reading, start)
+    return False
 
 
 def _weekday_of(reading: Reading, value: list[str]) -> bool:

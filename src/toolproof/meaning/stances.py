@@ -1,12 +1,15 @@
 """What the agent held about a fact over the whole conversation.
 
-Clause by clause, in order: a clause that states the fact (not denied, not hedged) commits to
-it; a later clause that states a rival value of the same field, about the same record and
-from no named other source, takes it back ("Sorry, correction: it is pending"); a rival beside
-the fact in the same message leaves it undecided, as does a hedge ("it may be shipped", "either
-the first or the last"). A rival said about another record (named by its id, or by values of
-its own other than the rival: "your other order, from October 11, is cancelled") or reported
-from a named source ("the order page still says processing") is context, not a stance.
+Clause by clause, in order: a clause that states the fact (not denied, not hedged, not a
+"should be delivered" of what has not happened) commits to it. Later, a clause that states a
+rival value of the same field about the same record, from no named other source, takes it
+back ("Sorry, correction: it is pending"), as does one that denies the fact ("the charge was
+$179.00, not $358.00") or states another value of the fact's own shape (a second tracking
+number). A rival beside the fact in the same message leaves it undecided, as does a hedge
+("it may be shipped", "either the first or the last", "FedEx (or UPS)"). A rival said about
+another record (named by its id, or by values of its own other than the rival: "your other
+order, from October 11, is cancelled") or reported from a named source ("the order page still
+says processing", "the website's 'shipped' status") is context, not a stance.
 """
 
 from __future__ import annotations
@@ -19,11 +22,20 @@ from toolproof.meaning.clauses import Clause, Reading
 from toolproof.meaning.records import Record, Records, referred
 
 _REPORTED = re.compile(
-    r"\b(?:says?|said|shows?|showed|shown|lists?|listed|displays?|reads|states|mentioned|"
-    r"according to|has it (?:as|at)|still has|reports?|reported|claims?|indicates?)\b",
+    r"\b(?:says?|saying|said|shows?|showing|showed|shown|lists?|listing|listed|displays?|"
+    r"displaying|reads|reading|states|mentioned|according to|has it (?:as|at)|still has|"
+    r"reports?|reported|claims?|indicates?|website|web ?site|site|storefront|store front|"
+    r"order page|page|portal|app|listing)\b",
     re.IGNORECASE,
 )
-"""A clause that reports what a source (a system, a page, the user) says."""
+"""A clause that reports what a source (a system, a page, the user) says, or names one."""
+
+_UNREAL = re.compile(
+    r"^(?:will|would|should|could|might|may|once|until|when|if|'ll|expected|scheduled|due)$"
+)
+"""A word that puts what follows in the future or in a condition ("should be delivered")."""
+
+_BE = frozenset({"be", "been", "get", "got", "being", "is", "s", "it"})
 
 
 @dataclass(frozen=True)
@@ -46,38 +58,43 @@ class Said:
 class Stance:
     """Where the agent ended on a fact: 'said', 'missing', 'unsourced' (said before any source
     showed it), 'hedged' (said with a rival beside it, or undecided) or 'contradicted' (a
-    later message gave a rival); `rivals` names the rival values involved."""
+    later message took it back); `rivals` names the rival values involved."""
 
     status: str = "missing"
     rivals: list[str] = field(default_factory=list)
 
 
-def stance(
-    forms: Sequence[list[str]],
-    messages: Sequence[Said],
-    rivals: Sequence[Rival],
-    owners: Sequence[Record],
-    records: Records,
-) -> Stance:
-    """The agent's final stance on a fact, given the records that hold it (`owners`)."""
+@dataclass(frozen=True)
+class Fact:
+    """A fact as its stance is read: its forms, its rivals, the records that hold it."""
+
+    forms: Sequence[list[str]]
+    rivals: Sequence[Rival]
+    owners: Sequence[Record]
+    records: Records
+
+
+def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
+    """The agent's final stance on a fact over the conversation (see the module)."""
     out = Stance()
     for said in messages:
         reading = said.reading
-        facts = _positions(reading, forms)
-        beside = _rivals_in(reading, rivals, facts, owners, records)
+        facts = _positions(reading, fact.forms)
+        beside = _rivals_in(reading, fact, facts)
         committed = [p for p in facts if _commits(reading, p)]
         if committed and not said.sourced:
             if out.status == "missing":
                 out.status = "unsourced"
             continue
-        if committed and not beside:
+        undecided = _undecided(reading, fact)
+        if committed and not beside and not undecided:
             out = Stance("said")
-        elif committed or (facts and out.status != "said"):
+        elif committed or (facts and out.status != "said" and not _denied(reading, facts)):
             out = Stance("hedged", [r.shown for r in beside])
-        elif beside and out.status == "said":
-            out = Stance("contradicted", [r.shown for r in beside])
-        elif out.status == "said" and _undecided(reading, owners, records):
-            out = Stance("hedged", [])
+        elif out.status == "said" and (beside or _denied(reading, facts)):
+            out = Stance("contradicted", [r.shown for r in beside] or ["a denial of it"])
+        elif out.status == "said" and (undecided or _reshaped(reading, fact)):
+            out = Stance("hedged", _reshaped(reading, fact))
     return out
 
 
@@ -87,68 +104,71 @@ def _positions(reading: Reading, forms: Sequence[list[str]]) -> list[int]:
 
 def _commits(reading: Reading, position: int) -> bool:
     clause = reading.clause_at(position)
-    return not clause.denies(position) and not clause.hedged
+    return not clause.denies(position) and not clause.hedged and not _unreal(reading, position)
 
 
-def _rivals_in(
-    reading: Reading,
-    rivals: Sequence[Rival],
-    facts: Sequence[int],
-    owners: Sequence[Record],
-    records: Records,
-) -> list[Rival]:
+def _denied(reading: Reading, facts: Sequence[int]) -> bool:
+    return any(reading.clause_at(p).denies(p) for p in facts)
+
+
+def _unreal(reading: Reading, position: int) -> bool:
+    """A word said of what has not happened: "should be delivered", "once it's shipped"."""
+    said = reading.tokens
+    if any(c.isdigit() for c in said[position]):
+        return False
+    before = said[max(0, position - 4) : position]
+    return bool(before) and before[-1] in _BE and any(_UNREAL.match(t) for t in before)
+
+
+def _rivals_in(reading: Reading, fact: Fact, facts: Sequence[int]) -> list[Rival]:
     """The rivals the message states about the fact's record, from no other source."""
     out: list[Rival] = []
     named = {
         p + i
-        for rival in rivals
+        for rival in fact.rivals
         for form in rival.forms
         for p in reading.find(list(form))
         for i in range(len(form))
     }
-    for rival in rivals:
+    for rival in fact.rivals:
         for form in rival.forms:
-            for position in reading.find(list(form)):
-                if position in facts:
-                    continue
-                clause = reading.clause_at(position)
-                if clause.denies(position) or clause.asks:
-                    continue
-                skip = sorted(named)
-                if _reported(clause) or _about_another(reading, clause, skip, owners, records):
-                    continue
+            if any(
+                _counts_against(reading, fact, p, named, facts) for p in reading.find(list(form))
+            ):
                 out.append(rival)
-                break
-            if rival in out:
                 break
     return out
 
 
-def _reported(clause: Clause) -> bool:
-    return _REPORTED.search(clause.text) is not None
-
-
-def _about_another(
-    reading: Reading,
-    clause: Clause,
-    skip: Sequence[int],
-    owners: Sequence[Record],
-    records: Records,
+def _counts_against(
+    reading: Reading, fact: Fact, position: int, named: set[int], facts: Sequence[int]
 ) -> bool:
-    """The clause (else its sentence) names a record that is not the fact's, and not the
-    fact's own, by values other than the rival itself."""
-    if not owners:
+    if position in facts:
         return False
-    kinds = {o.kind for o in owners}
-    keys = {o.key for o in owners}
+    clause = reading.clause_at(position)
+    if clause.denies(position) or clause.asks or _unreal(reading, position):
+        return False
+    if _REPORTED.search(clause.text):
+        return False
+    return not _about_another(reading, clause, sorted(named), fact)
+
+
+def _about_another(reading: Reading, clause: Clause, skip: Sequence[int], fact: Fact) -> bool:
+    """The clause (else its sentence) names a record that is neither the fact's nor linked
+    to it, by values other than the rivals themselves."""
+    if not fact.owners:
+        return False
+    mine = {o.key for o in fact.owners} | {
+        r.key for o in fact.owners for r in fact.records.linked(o)
+    }
     for scope in (_clause_span(clause), _sentence_span(reading, clause)):
         about = [
             r
-            for r in records.items
-            if r.kind in kinds and referred(reading, r, records, skip=skip, positions=scope)
+            for r in fact.records.items
+            if r.key is not None and referred(reading, r, fact.records, skip=skip, positions=scope)
         ]
         if about:
-            return all(r.key not in keys for r in about)
+            return all(r.key not in mine for r in about)
     return False
 
 
@@ -162,12 +182,40 @@ def _sentence_span(reading: Reading, clause: Clause) -> list[int]:
     ]
 
 
-def _undecided(reading: Reading, owners: Sequence[Record], records: Records) -> bool:
-    """A later message that leaves the answer open ("it's either the first or the last
-    option"): a hedged statement offering alternatives, about no other record."""
+_ALTERNATIVE = re.compile(r"^or\b(?=.*(?:\d|\b[A-Z]))")
+"""A clause that adds an alternative value: "or UPS", "or November 1"."""
+
+
+def _undecided(reading: Reading, fact: Fact) -> bool:
+    """The message leaves an answer open: a hedged statement offering alternatives ("it's
+    either the first or the last option", "or maybe to your Mastercard"), or an alternative
+    value tacked on ("FedEx (or UPS, or USPS)"), about no other record."""
     for clause in reading.clauses:
-        if clause.asks or not clause.hedged or " or " not in f" {clause.text.lower()} ":
+        text = clause.text.strip()
+        offers = (clause.hedged and re.search(r"\bor\b", text, re.I)) or _ALTERNATIVE.match(text)
+        if clause.asks or not offers:
             continue
-        if not _about_another(reading, clause, (), owners, records):
+        if not _about_another(reading, clause, (), fact):
             return True
     return False
+
+
+def _reshaped(reading: Reading, fact: Fact) -> list[str]:
+    """Another value of the fact's own shape, an identifier of the same letters and digits
+    pattern ("1Z7R52W60381740622" against "1Z7R52W60381740266"), stated as a fact."""
+    shapes = {_shape(form[0]) for form in fact.forms if len(form) == 1 and _identifier(form[0])}
+    out = []
+    for position, token in enumerate(reading.tokens):
+        clause = reading.clause_at(position)
+        if _identifier(token) and _shape(token) in shapes and not clause.denies(position):
+            if all(token != form[0] for form in fact.forms if len(form) == 1):
+                out.append(token)
+    return out
+
+
+def _identifier(token: str) -> bool:
+    return len(token) >= 8 and any(c.isdigit() for c in token) and not token.startswith("#")
+
+
+def _shape(token: str) -> str:
+    return re.sub(r"[a-z]", "a", re.sub(r"\d", "9", token))
