@@ -69,7 +69,10 @@ class OracleAgent(Agent):
         }
         self.writes = frozenset(name for name, b in context.suite.tools.items() if b.write)
         self.reads = frozenset(name for name, b in context.suite.tools.items() if not b.write)
-        self.declined = declined_tools(expect, context.task.spec.user, self.writes, self.reads)
+        self.said = {name: b.schema.description for name, b in context.suite.tools.items()}
+        self.declined = declined_tools(
+            expect, context.task.spec.user, self.writes, self.reads, self.said
+        )
         self.refusal = bool(self.declined)
         self.asked = False
         self.asked_identity = 0
@@ -111,7 +114,7 @@ class OracleAgent(Agent):
     def decline(self) -> str:
         """What a refusal task requires said, and no more: the action asked for, declined
         (the facts that say why follow)."""
-        words = vocabulary(self.writes, self.reads)
+        words = vocabulary(self.writes, self.reads, self.said)
         actions = [
             next((w for w in name_words(tool) if (w,) in words.actions[tool]), "do")
             for tool in self.declined

@@ -156,6 +156,7 @@ def desk(suite: Suite) -> Desk:
         writes=frozenset(name for name, b in suite.tools.items() if b.write),
         reads=frozenset(name for name, b in suite.tools.items() if not b.write),
         parameters={name: b.schema.parameters for name, b in suite.tools.items()},
+        descriptions={name: b.schema.description for name, b in suite.tools.items()},
     )
 
 

@@ -50,6 +50,7 @@ class Policy:
     write_tools: frozenset[str]
     read_tools: frozenset[str] = frozenset()
     parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    descriptions: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, suite: Suite | None) -> Policy | None:
@@ -58,7 +59,8 @@ class Policy:
         writes = frozenset(name for name, b in suite.tools.items() if b.write)
         reads = frozenset(name for name, b in suite.tools.items() if not b.write)
         schemas = {name: b.schema.parameters for name, b in suite.tools.items()}
-        return cls(list(suite.file.policy_rules), writes, reads, schemas)
+        said = {name: b.schema.description for name, b in suite.tools.items()}
+        return cls(list(suite.file.policy_rules), writes, reads, schemas, said)
 
     def violated(self, transcript: Transcript) -> bool:
         evidence = Evidence(
@@ -69,6 +71,7 @@ class Policy:
             write_tools=self.write_tools,
             read_tools=self.read_tools,
             parameters=self.parameters,
+            descriptions=self.descriptions,
             ended="",
         )
         return bool(violations(check_policy(self.rules, evidence)))

@@ -57,6 +57,8 @@ class Evidence:
     them competes with the others."""
     parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Each tool's JSON Schema parameters (a call's arguments are read by them)."""
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+    """Each tool's description (a write's action is named by its words too)."""
     declined: tuple[str, ...] = ()
     """The writes the task's answer declines (a refusal task: the forbidden writes the user
     asked for; `*` for a refusal that names none); empty for any other task."""

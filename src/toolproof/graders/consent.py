@@ -36,6 +36,8 @@ class Approval:
     refused: tuple[Clause, ...]
     heard: tuple[str, ...]
     """What the user had said before the proposal (values the user gave need no restating)."""
+    said: int
+    """How many messages came before the proposal (what the conversation was about)."""
 
 
 @dataclass
@@ -58,7 +60,7 @@ def proposed(
     go ahead with this change?", it with the one before it) proposed the call, and the user
     did not refuse that part."""
     tool, arguments = call.canonical_name, call.canonical_arguments or {}
-    scene = Scene(conversation.records, approval.heard, conversation.said)
+    scene = Scene(conversation.records, approval.heard, conversation.said[: approval.said])
     schema = parameters.get(tool, {})
     found = binds(approval.proposal, tool, arguments, schema, scene, words)
     bare = not actions_named(approval.proposal, words) and not any(
@@ -78,7 +80,7 @@ def proposed(
 
 def confirm_before_write(rule: ConfirmBeforeWrite, evidence: Evidence) -> Verdict:
     """Every write call is one the user agreed to, as the agent proposed it."""
-    words = vocabulary(evidence.write_tools, evidence.read_tools)
+    words = vocabulary(evidence.write_tools, evidence.read_tools, evidence.descriptions)
     conversation = Conversation(Records(), [], [])
     approvals: list[Approval] = []
     last: Reading | None = None
@@ -93,7 +95,8 @@ def confirm_before_write(rule: ConfirmBeforeWrite, evidence: Evidence) -> Verdic
             reply = answer(event.content)
             if reply.yes and last is not None:
                 heard = tuple(tokens(" ".join(conversation.heard)))
-                approvals.append(Approval(last, before, reply.except_for, heard))
+                earlier = len(conversation.said) - 2
+                approvals.append(Approval(last, before, reply.except_for, heard, earlier))
             elif reply.no:
                 approvals, last = [], None  # nor is what it refused a proposal to join
             conversation.heard.append(event.content)

@@ -49,7 +49,11 @@ def requested(user: UserSpec, tools: Iterable[str], words: Vocabulary) -> list[s
 
 
 def declined_tools(
-    expect: Expectations, user: UserSpec, write_tools: frozenset[str], read_tools: frozenset[str]
+    expect: Expectations,
+    user: UserSpec,
+    write_tools: frozenset[str],
+    read_tools: frozenset[str],
+    descriptions: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The writes a task's answer declines: where the task says it is a refusal, the writes it
     forbids; otherwise, where its gold actions write nothing, the forbidden writes the user
@@ -59,7 +63,7 @@ def declined_tools(
         return (forbidden or ["*"]) if expect.refusal else []
     if expect.actions is None or any(a.tool in write_tools for a in expect.actions):
         return []
-    return requested(user, forbidden, vocabulary(write_tools, read_tools))
+    return requested(user, forbidden, vocabulary(write_tools, read_tools, descriptions))
 
 
 def is_refusal(
@@ -115,7 +119,7 @@ def grade_refusal(
     declined = evidence.declined
     if not declined:
         return []
-    words = vocabulary(evidence.write_tools, evidence.read_tools)
+    words = vocabulary(evidence.write_tools, evidence.read_tools, evidence.descriptions)
     reads = establishing_reads(
         expect, rules, declined, evidence.write_tools, evidence.required_args
     )
@@ -189,7 +193,7 @@ def _error_text(result: Any) -> str:
 def refuse_with_reason(rule: RefuseWithReason, evidence: Evidence) -> Verdict:
     """Every refusal of the agent says why, and after a tool refuses a request (an error of a
     listed kind) the agent's next message says why, until the same tool succeeds."""
-    words = vocabulary(evidence.write_tools, evidence.read_tools)
+    words = vocabulary(evidence.write_tools, evidence.read_tools, evidence.descriptions)
     forms = [f for forms in words.actions.values() for f in forms]
     values: list[str] = [*(rule.reasons or []), *evidence.facts]
     refused: ToolCallEvent | None = None

@@ -86,16 +86,55 @@ class Vocabulary:
     """The word sequences (as tokens) that name reading something."""
 
 
+_ARTICLES = frozenset({"a", "an", "the", "its", "their", "one", "new", "each"})
+_STOPS = frozenset(
+    {"in", "from", "of", "to", "for", "on", "onto", "with", "into", "by", "at", "about", "and",
+     "or", "as", "that", "which", "when", "if", "it", "off", "back", "its", "their"}
+)  # fmt: skip
+
+
+def described(description: str) -> set[tuple[str, ...]]:
+    """The words a tool's description names its action with: the verb each part of its first
+    sentence starts with ("Cancel a shipment, put it on hold, or release ..."), with its
+    everyday words, and the thing it makes or changes when that takes two words or more
+    ("golden account" of "Write the golden account of a company")."""
+    first = re.split(r"(?<=[.:;(])\s|[:(]", description.strip(), maxsplit=1)[0]
+    forms: set[tuple[str, ...]] = set()
+    for part in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+", first):
+        words = re.findall(r"[A-Za-z][\w'-]*", part.lower())
+        if not words or words[0].endswith("ed") or words[0] in _LIGHT:
+            continue  # "filled in from ...": no action; "put it on hold": too light alone
+        verb = words[0]
+        forms |= {tuple(tokens(verb)), *(_form(s) for s in THESAURUS.get(verb, ()))}
+        thing = []
+        for word in words[1:]:
+            if word in _STOPS:
+                break
+            if word not in _ARTICLES:
+                thing.append(word)
+        if len(thing) >= 2 and not thing[0].endswith("ed"):
+            forms.add(tuple(t for w in thing for t in tokens(w)))
+    return forms
+
+
+_LIGHT = frozenset({"put", "get", "make", "take", "give", "set", "have", "do", "keep", "let"})
+"""Verbs too light to name an action alone."""
+
+
 @lru_cache(maxsize=64)
-def _vocabulary(writes: tuple[str, ...], reads: tuple[str, ...]) -> Vocabulary:
+def _vocabulary(
+    writes: tuple[str, ...], reads: tuple[str, ...], descriptions: tuple[tuple[str, str], ...]
+) -> Vocabulary:
     shared = {w for read in reads for w in name_words(read)} | GENERIC
+    said = dict(descriptions)
     actions: dict[str, tuple[tuple[str, ...], ...]] = {}
     for tool in writes:
         words = [w for w in name_words(tool) if w not in shared] or name_words(tool)
         forms = {tuple(tokens(w)) for w in words}
         for word in words:
             forms |= {_form(s) for s in THESAURUS.get(word, ())}
-        actions[tool] = tuple(sorted(f for f in forms if f))
+        forms |= described(said.get(tool, ""))
+        actions[tool] = tuple(sorted(f for f in forms if f and f != ("*",)))
     read_words = {_form(v) for v in READ_VERBS}
     read_words |= {tuple(tokens(name_words(r)[0])) for r in reads if name_words(r)}
     read_words -= {f for forms in actions.values() for f in forms}
@@ -107,9 +146,14 @@ def _form(entry: str) -> tuple[str, ...]:
     return tuple(t for part in entry.split() for t in (["*"] if part == "*" else tokens(part)))
 
 
-def vocabulary(writes: Iterable[str], reads: Iterable[str]) -> Vocabulary:
-    """The vocabulary of a suite's tools (remembered: every trial of a suite shares it)."""
-    return _vocabulary(tuple(sorted(writes)), tuple(sorted(reads)))
+def vocabulary(
+    writes: Iterable[str], reads: Iterable[str], descriptions: Mapping[str, str] | None = None
+) -> Vocabulary:
+    """The vocabulary of a suite's tools, from their names and the descriptions of the write
+    tools (remembered: every trial of a suite shares it)."""
+    chosen = tuple(sorted(writes))
+    said = tuple((t, (descriptions or {}).get(t, "")) for t in chosen)
+    return _vocabulary(chosen, tuple(sorted(reads)), said)
 
 
 def named_at(reading: Reading, forms: Iterable[tuple[str, ...]]) -> list[int]:

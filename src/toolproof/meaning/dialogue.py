@@ -28,7 +28,8 @@ _YES = re.compile(
     r"please(?: do| proceed| go ahead)?(?=\W*$|\s*[,.!;])|do it|do that|let'?s do (?:it|that)|"
     r"that(?:'?s| is| would be) (?:fine|great|good|perfect|helpful|lovely|right|correct|"
     r"ok(?:ay)?)|i'?d like that|"
-    r"approved|i agree|i approve|i confirm|that'?s what i want|\U0001f44d)\b",
+    r"approved|i agree|i approve|i confirm|that'?s what i want|\U0001f44d|"
+    r"(?:\w+ )?works(?: for me| fine| great)?|(?:\w+ )?(?:it )?is fine|(?:\w+ )?it is)\b",
     re.IGNORECASE,
 )
 """How a yes begins."""
@@ -71,9 +72,18 @@ def answer(text: str) -> Answer:
                 return Answer(False, True)
             if verdict is None:
                 return Answer(False, True)
-        elif verdict is None and _YES.match(said):
+        elif verdict is None and (_YES.match(said) or _INSTRUCTS.match(said)):
             verdict = True
     return Answer(bool(verdict), False, tuple(excluded))
+
+
+_INSTRUCTS = re.compile(
+    r"^(?:please |ok(?:ay)?,? |then )?(?:go ahead and |just )?(?:move|cancel|book|send|refund|"
+    r"text|email|put|assign|merge|update|delete|change|reschedule|apply|exchange|notify|"
+    r"create|issue|make|do|let \w+ know|roll|fold|combine|keep|use|take|switch|ship|return)\b",
+    re.IGNORECASE,
+)
+"""An instruction that takes up what was proposed ("Move it to Thursday then")."""
 
 
 def _names_something(clause: Clause, reading: Reading) -> bool:

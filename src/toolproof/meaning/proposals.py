@@ -72,6 +72,8 @@ class _Check:
     """The records the message refers to."""
     context: list[Record] = field(default_factory=list)
     """Those, the records the conversation is about, and the call's own records."""
+    acting: set[int] = field(default_factory=set)
+    """The places of the sentences that name a write's action (where its values are)."""
 
 
 def binds(
@@ -89,6 +91,10 @@ def binds(
     if not named and reads_named(reading, vocabulary):
         return Binding(False, "it proposed looking something up, not a change")
     check = _Check(reading, scene, parameters, arguments)
+    sentences = {reading.clause_at(p).sentence for places in named.values() for p in places}
+    check.acting = {
+        p for c in reading.clauses if c.sentence in sentences for p in range(c.start, c.end)
+    }
     check.named = [r for r in scene.records.items if _refers(check, r)]
     check.context = [*check.named, *focus(scene)]
     check.context += [
@@ -96,13 +102,14 @@ def binds(
         for _, value, _ in _leaves(arguments, parameters)
         if (r := scene.records.named(value)) is not None
     ]
-    first = True
+    about = {r.key for r in focus(scene)}
     distinctive = 0
     for path, value, schema in _leaves(arguments, parameters):
         before = check.explicit
         _argument(check, path, value, schema)
-        distinctive += check.explicit - before if not first else 0
-        first = False
+        record = scene.records.named(value)
+        if check.explicit > before and (record is None or record.key not in about):
+            distinctive += 1
     if named and tool not in named and distinctive == 0:
         return Binding(False, f"it proposed {', '.join(sorted(named))}, not {tool}")
     if check.problems:
@@ -144,14 +151,16 @@ def _leaves(
 def _argument(check: _Check, path: str, value: Any, schema: Mapping[str, Any]) -> None:
     """Whether the message stated one argument's value, and records a problem if not."""
     reading, scene = check.reading, check.scene
-    record = scene.records.named(value)
+    record = scene.records.named(value) or _part_named(scene.records, value)
     if record is not None:
         _record_argument(check, path, record)
         return
     if isinstance(value, bool) or "enum" in schema:
         rivals = [str(v) for v in schema.get("enum", []) if str(v) != str(value)]
         said = [r for r in rivals if _stated(reading, tokens(r))]
-        if said and not _stated(reading, tokens(str(value))):
+        if _stated(reading, tokens(str(value))):
+            check.explicit += 1
+        elif said:
             check.problems.append(f"{path}: it proposed {said[0]!r}, not {value!r}")
         return
     said = tokens(str(value))
@@ -186,15 +195,17 @@ def _record_argument(check: _Check, path: str, record: Record) -> None:
     ):
         check.explicit += 1
         return
+    own = {r.key for r in _own_records(check)}
     rivals = [
         r
         for r in check.named
-        if r.kind == record.kind and r.key != record.key and not _held_by_call(check, r)
+        if r.same_kind(record) and r.key not in own and not _held_by_call(check, r)
     ]
     unknown = [
         t
         for p, t in enumerate(check.reading.tokens)
         if kind_of(t, None) == record.kind
+        and "-" not in t
         and normal_id(t) != normal_id(record.key or "")
         and records.named(t) is None
         and not _denied(check.reading, p)
@@ -206,7 +217,7 @@ def _record_argument(check: _Check, path: str, record: Record) -> None:
     if record in focus(check.scene):
         return
     for near in check.context:
-        kin = [r for r in records.linked(near) if r.kind == record.kind]
+        kin = [r for r in records.linked(near) if r.same_kind(record)]
         if near is not record and kin and all(r.key == record.key for r in kin):
             return
     check.problems.append(f"{path}: {record.key!r} was never named")
@@ -245,14 +256,15 @@ def focus(scene: Scene) -> list[Record]:
     """The records the conversation is about: of each kind, the one record the messages so
     far referred to, where they referred to only one."""
     records = scene.records
-    found: dict[str, set[str | None]] = {}
+    found: dict[tuple[str, str], set[str | None]] = {}
     first: dict[str | None, Record] = {}
     for reading in scene.said:
         for record in records.items:
-            if record.kind in found and record.key in found[record.kind]:
+            kind = (record.kind, record.collection)
+            if kind in found and record.key in found[kind]:
                 continue
             if referred(reading, record, records):
-                found.setdefault(record.kind, set()).add(record.key)
+                found.setdefault(kind, set()).add(record.key)
                 first.setdefault(record.key, record)
     return [first[next(iter(keys))] for keys in found.values() if len(keys) == 1]
 
@@ -282,10 +294,23 @@ DESCRIPTIVE = re.compile(
 """An argument in words that has no consequence of its own (a reason, a note)."""
 
 
+def _part_named(records: Records, value: Any) -> Record | None:
+    """The record a part of a value names ("sf:0015g00000uNzn4": a system and an id)."""
+    if not isinstance(value, str):
+        return None
+    pieces = re.split(r"[:/|]", value)
+    found = [r for p in pieces if len(p) >= 5 and (r := records.named(p)) is not None]
+    return found[0] if len(found) == 1 and len(pieces) > 1 else None
+
+
 def _own_records(check: _Check) -> list[Record]:
     """The records the call's arguments name."""
     records = check.scene.records
-    return [r for _, v, _ in _leaves(check.call, check.schema) if (r := records.named(v))]
+    return [
+        r
+        for _, v, _ in _leaves(check.call, check.schema)
+        if (r := records.named(v) or _part_named(records, v))
+    ]
 
 
 def _others_of_kind(check: _Check, kind: str, value: list[str], name: str) -> list[list[str]]:
@@ -302,8 +327,11 @@ def _others_of_kind(check: _Check, kind: str, value: list[str], name: str) -> li
     explained = {tuple(tokens(str(v))) for _, v, _ in _leaves(check.call, check.schema)}
     explained |= {tuple(tokens(v)) for r in own for _, v in r.values}
     explained |= {tuple(t) for r in own for t in digits_of_key(r.key or "")}
+    where = check.acting or set(range(len(reading.tokens)))
     out: list[list[str]] = []
     for position, token in enumerate(reading.tokens):
+        if position not in where:
+            continue
         if _kind([token]) != kind or (token,) in explained or _denied(reading, position):
             continue
         if token.startswith("0") or token in check.scene.heard:

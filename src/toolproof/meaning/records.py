@@ -47,6 +47,16 @@ class Record:
     links: frozenset[str]
     """The identities of records it holds, is held by, or names."""
     tool: str = ""
+    collection: str = ""
+    """The key it is under in its result, in the singular ("account" for an item of
+    "accounts"); empty for a result's own record."""
+
+    def same_kind(self, other: Record) -> bool:
+        """Records of one kind: the same kind of identity, in the same collection where both
+        are in one (a Salesforce account and a Salesforce contact are not)."""
+        return self.kind == other.kind and (
+            self.collection == other.collection or not self.collection or not other.collection
+        )
 
     def tokens_of(self, name: str) -> list[list[str]]:
         return [tokens(v) for f, v in self.values if f == name]
@@ -69,11 +79,14 @@ class Records:
                 known = self.by_key.get(normal_id(record.key))
                 if known is not None and set(record.values) <= set(known.values):
                     continue
+                for alias in aliases(record.key):
+                    self.by_key.setdefault(alias, record)
                 self.by_key[normal_id(record.key)] = record
             self.items.append(record)
 
-    def of_kind(self, kind: str) -> list[Record]:
-        return [r for r in self.items if r.kind == kind]
+    def kin(self, record: Record) -> list[Record]:
+        """The records of the same kind as this one (itself included)."""
+        return [r for r in self.items if r.same_kind(record)]
 
     def named(self, value: Any) -> Record | None:
         """The record a value names (its identity), if any."""
@@ -90,6 +103,14 @@ class Records:
         return out
 
 
+def aliases(key: str) -> list[str]:
+    """The other ways a call may give an identity: the id part of a reference
+    ("3067332940" of "hs:3067332940")."""
+    parts = [p for p in re.split(r"[:/|]", key) if p]
+    last = parts[-1] if len(parts) > 1 else ""
+    return [normal_id(last)] if len(last) >= 5 and re.search(r"\d", last) else []
+
+
 def normal_id(value: str) -> str:
     """An identity as compared: lower case, without spaces or punctuation."""
     return re.sub(r"[^0-9a-z]", "", value.lower())
@@ -97,10 +118,14 @@ def normal_id(value: str) -> str:
 
 def kind_of(key: str, under: str | None) -> str:
     """A record's kind: its identity's leading letters (`w` of W11177, `pm_card_` of
-    pm_card_0193), or, for an identity with none, the field or key it is under."""
+    pm_card_0193); for an identity that starts with a digit, its length and whether it has
+    letters (a 15-character Salesforce id is not a 10-digit HubSpot one); for a word, the
+    field or key it is under."""
     lead = re.match(r"[A-Za-z_]+(?=[^A-Za-z_]|$)", key)
     if lead and len(lead.group()) < len(key):
         return lead.group().lower()
+    if key[:1].isdigit() and key.isalnum():
+        return f"#{len(key)}{'a' if re.search('[A-Za-z]', key) else '9'}"
     return (under or "").lower()
 
 
@@ -170,7 +195,7 @@ def _walk(
         yield from _walk(child, name, data, given, tool, mine)
     links.discard(mine or "")
     kind = kind_of(key, key_field or under) if key is not None else (under or tool).lower()
-    yield Record(key, kind, tuple(values), frozenset(links), tool)
+    yield Record(key, kind, tuple(values), frozenset(links), tool, _singular(under or "").lower())
 
 
 def records_of(calls: Iterable[tuple[Any, Mapping[str, Any] | None, str]]) -> Records:
@@ -191,11 +216,14 @@ def short_names(value: str) -> list[list[str]]:
     if len(words) < 2:
         return []
     last, first = words[-1], words[0]
-    forms = [tokens(last)] if len(last) > 2 else []
+    forms = [tokens(last)] if len(last) > 2 and last.lower() not in _SUFFIXES else []
+    forms += [tokens(" ".join(words[:n])) for n in range(2, len(words))]
     return [*forms, tokens(f"{first} {last[0]}")]
 
 
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "doctor"})
+_SUFFIXES = frozenset({"inc", "llc", "ltd", "corp", "co", "gmbh", "plc", "jr", "sr", "ii", "iii"})
+"""The last words of a name that name nobody ("LLC")."""
 
 
 def mentions_value(reading: Reading, name: str, value: str) -> list[int]:
@@ -239,7 +267,7 @@ def referred(
                 said[(name, value)] = at
     if not said:
         return []
-    for other in records.of_kind(record.kind):
+    for other in records.kin(record):
         if other is not record and other.key != record.key and set(said) <= set(other.values):
             return []
     return sorted({p for at in said.values() for p in at})

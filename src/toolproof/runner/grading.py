@@ -86,6 +86,7 @@ def judge(
             lambda: allowed_values({n: b.schema.parameters for n, b in suite.tools.items()}),
         ),
         parameters={name: b.schema.parameters for name, b in suite.tools.items()},
+        descriptions={name: b.schema.description for name, b in suite.tools.items()},
         declined=declined(suite, task),
     )
     rules = list(suite.file.policy_rules)
@@ -118,7 +119,8 @@ def declined(suite: Suite, task: Task) -> tuple[str, ...]:
     def build() -> tuple[str, ...]:
         writes = frozenset(name for name, b in suite.tools.items() if b.write)
         reads = frozenset(name for name, b in suite.tools.items() if not b.write)
-        return tuple(declined_tools(task.spec.expect, task.spec.user, writes, reads))
+        said = {name: b.schema.description for name, b in suite.tools.items()}
+        return tuple(declined_tools(task.spec.expect, task.spec.user, writes, reads, said))
 
     return suite.memo(("declined", task.id), build)
 

@@ -53,6 +53,7 @@ class Desk:
     writes: frozenset[str] = frozenset()
     reads: frozenset[str] = frozenset()
     parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    descriptions: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -67,7 +68,7 @@ class Listener:
         if not solicits(reply):
             return False
         reading = read(reply)
-        words = vocabulary(self.desk.writes, self.desk.reads)
+        words = vocabulary(self.desk.writes, self.desk.reads, self.desk.descriptions)
         if actions_named(reading, words):
             return True
         scene = self._scene()
