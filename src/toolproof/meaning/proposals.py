@@ -26,6 +26,7 @@ from toolproof.meaning.records import (
     ID_FIELD,
     Record,
     Records,
+    described_together,
     digits_of_key,
     find_all,
     kind_of,
@@ -214,7 +215,7 @@ def _record_argument(check: _Check, path: str, record: Record) -> None:
         other = rivals[0].key if rivals else unknown[0]
         check.problems.append(f"{path}: it proposed {other!r}, not {record.key!r}")
         return
-    if record in focus(check.scene):
+    if record in focus(check.scene) or _one_of_the_pair(check, record):
         return
     for near in check.context:
         kin = [r for r in records.linked(near) if r.same_kind(record)]
@@ -240,6 +241,20 @@ def _identifier_argument(check: _Check, path: str, value: str) -> None:
         check.problems.append(f"{path}: it proposed {others[0]!r}, not {value!r}")
     elif not contains(list(check.scene.heard), tokens(value)):
         check.problems.append(f"{path}: {value!r} was never named")
+
+
+def _one_of_the_pair(check: _Check, record: Record) -> bool:
+    """The call takes several records of one kind, and the message names those records and
+    no others of the kind, together or one by one ("merge the two, keeping A as master")."""
+    own = [r for r in _own_records(check) if r.same_kind(record)]
+    if len(own) < 2:
+        return False
+    keys = {r.key for r in own}
+    named = {r.key for r in check.named if r.same_kind(record)}
+    for reading in [check.reading, *check.scene.said]:
+        for other in own:
+            named |= {r.key for r in described_together(reading, other, check.scene.records)}
+    return keys <= named and not (named - keys - {None})
 
 
 def _held_by_call(check: _Check, other: Record) -> bool:

@@ -174,8 +174,13 @@ def _walk(
     values: list[tuple[str, str]] = []
     links: set[str] = set()
     children: list[tuple[str, Any]] = []
-    for name, value in data.items():
+    fields = list(data.items())
+    while fields:
+        name, value = fields.pop(0)
         name = str(name)
+        if isinstance(value, Mapping) and _identity(value, name, data, given)[0] is None:
+            fields[:0] = list(value.items())  # a part of this record ("properties", "billing")
+            continue
         for leaf in value if isinstance(value, list) else [value]:
             if isinstance(leaf, Mapping):
                 children.append((name, leaf))
@@ -227,8 +232,12 @@ _SUFFIXES = frozenset({"inc", "llc", "ltd", "corp", "co", "gmbh", "plc", "jr", "
 
 
 def mentions_value(reading: Reading, name: str, value: str) -> list[int]:
-    """Where a message states a field's value: whole, or a name by a shorter form."""
-    found = reading.find(tokens(value))
+    """Where a message states a field's value: whole, the date of a date and time, or a name
+    by a shorter form."""
+    said = tokens(value)
+    found = reading.find(said)
+    if not found and len(said) > 1 and said[0][:1].isdigit() and "-" in said[0]:
+        found = reading.find(said[:1])
     if found or not NAME_FIELD.search(name):
         return found
     return sorted({p for form in short_names(value) for p in reading.find(form)})
@@ -271,6 +280,19 @@ def referred(
         if other is not record and other.key != record.key and set(said) <= set(other.values):
             return []
     return sorted({p for at in said.values() for p in at})
+
+
+def described_together(reading: Reading, record: Record, records: Records) -> list[Record]:
+    """The records of this one's kind that share the values the message states of it ("the
+    two Diego Rossi contacts"): those the message names as a group."""
+    said = {
+        (name, value)
+        for name, value in record.values
+        if _informative(value) and mentions_value(reading, name, value)
+    }
+    if not said:
+        return []
+    return [r for r in records.kin(record) if said <= set(r.values)]
 
 
 def refers_by_id(reading: Reading, record: Record) -> bool:

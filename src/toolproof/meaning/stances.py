@@ -207,9 +207,9 @@ def _reshaped(reading: Reading, fact: Fact) -> list[str]:
     out = []
     for position, token in enumerate(reading.tokens):
         clause = reading.clause_at(position)
+        known = any(token == form[0] for form in fact.forms if len(form) == 1)
         if _identifier(token) and _shape(token) in shapes and not clause.denies(position):
-            if all(token != form[0] for form in fact.forms if len(form) == 1):
-                out.append(token)
+            out += [] if known else [token]
     return out
 
 
