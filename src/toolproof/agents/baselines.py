@@ -120,7 +120,9 @@ class OracleAgent(Agent):
             for tool in self.declined
             if tool != "*"
         ]
-        return f"I can't {' or '.join(actions) or 'do'} that:"
+        facts = self.context.task.spec.expect.facts()
+        said = f"I can't {' or '.join(actions) or 'do'} that"
+        return f"{said}:" if facts else f"{said}, because our records and policy do not allow it."
 
     def proposal(self) -> str:
         """Every write still to do, with its arguments: what the user's yes is for."""

@@ -127,8 +127,9 @@ def grade_refusal(
     pending = list(reads)
     shown: list[Any] = []
     early = False
+    forbidden = [f for f in expect.forbidden_calls if f.tool in declined or "*" in declined]
     for event in evidence.transcript.events:
-        if isinstance(event, ToolCallEvent) and event.canonical_name in declined:
+        if isinstance(event, ToolCallEvent) and any(_made(event, f) for f in forbidden):
             call = describe_call(event.canonical_name, event.canonical_arguments or {})
             return [_failed(f"attempted the write it had to decline: {call}")]
         if isinstance(event, ToolCallEvent) and not event.is_error:
@@ -143,8 +144,7 @@ def grade_refusal(
             if pending:
                 early = True
                 continue
-            decisive = decisive_values(expect, shown)
-            if not decisive or states(reading, decisive):
+            if _reasoned(expect, reading, shown):
                 return [Verdict(grader="refusal", passed=True, reason=_PASSED)]
             return [_failed(_NO_REASON)]
     unread = ", ".join(describe_call(r.tool, r.args) for r in pending)
@@ -153,6 +153,15 @@ def grade_refusal(
     if pending:
         return [_failed(f"never read what establishes the refusal: {unread}")]
     return [_failed("never declined what the user asked for (no message said it cannot be done)")]
+
+
+def _reasoned(expect: Expectations, reading: Reading, shown: Sequence[Any]) -> bool:
+    """The declining message states the decisive fact: one of the task's facts or reasons;
+    for a task that gives neither, a value its decisive reads showed, or a cause in words."""
+    given = isinstance(expect.refusal, Refusal) and expect.refusal.reasons is not None
+    if given or expect.facts():
+        return bool(states(reading, decisive_values(expect, shown)))
+    return bool(states(reading, decisive_values(expect, shown))) or gives_cause(reading)
 
 
 def _made(event: ToolCallEvent, read: CallSpec) -> bool:

@@ -106,10 +106,21 @@ _SOLICITS = re.compile(
 """Words that ask for a decision, with or without a question mark."""
 
 
+_WH = re.compile(r"^\W*(?:what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
+"""How a question that asks for information, not a decision, begins."""
+
+
 def solicits(text: str) -> bool:
-    """The message asks the user to decide: a question, or a request to confirm ("Please
-    confirm if you would like to proceed", "just say the word")."""
-    return asks_question(text) or bool(_SOLICITS.search(text))
+    """The message asks the user to decide: a yes-or-no question, or a request to confirm
+    ("Please confirm if you would like to proceed", "just say the word"). "What is the email
+    on your account?" asks for information, not a decision."""
+    if _SOLICITS.search(text):
+        return True
+    first: dict[int, str] = {}
+    for clause in read(text).clauses:
+        if clause.asks:
+            first.setdefault(clause.sentence, clause.text)
+    return bool(first) and not all(_WH.match(t) for t in first.values())
 
 
 def asks_question(text: str) -> bool:
