@@ -206,9 +206,12 @@ def _rival_forms(
 
 
 def _is_a_name(fact: Fact, owners: list[MeaningRecord]) -> bool:
-    """The fact names its record (a product's own name): other records' names are other
-    things said beside it, not other answers."""
+    """The fact names its record (a product's own name, a van's id): other records' names
+    are other things said beside it, not other answers (an alternative offered with "or"
+    still leaves it undecided)."""
     forms = [tokens(form) for form in fact.sources]
+    if any(r.key is not None and tokens(r.key) in forms for r in owners):
+        return True
     held = [(f, tokens(v)) for r in owners for f, v in r.values if tokens(v) in forms]
     return bool(held) and all(f.lower() in ("name", "title", "label") for f, _ in held)
 

@@ -21,8 +21,9 @@ from toolproof.graders.base import Evidence, Verdict, describe_call, matches
 from toolproof.graders.calls import patterns
 from toolproof.graders.communication import fielded
 from toolproof.meaning.actions import Vocabulary, named_at, vocabulary
-from toolproof.meaning.clauses import Reading, read
+from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.meaning.declining import declining_clauses, gives_cause, states
+from toolproof.meaning.dialogue import answer
 from toolproof.meaning.records import ID_FIELD, NAME_FIELD
 from toolproof.spec.expectations import CallSpec, Expectations, Refusal
 from toolproof.spec.policy import PolicyRuleSpec, ReadBeforeWrite, RefuseWithReason
@@ -55,15 +56,23 @@ def declined_tools(
     read_tools: frozenset[str],
     descriptions: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """The writes a task's answer declines: where the task says it is a refusal, the writes it
-    forbids; otherwise, where its gold actions write nothing, the forbidden writes the user
-    asked for. Empty: the task is no refusal."""
+    """The writes a task's answer declines. Where the task says it is a refusal, the writes
+    it forbids. Otherwise, the forbidden writes the user asked for: all of them where the gold
+    actions write nothing; where they write, those of a tool the gold never calls ("delete it"
+    answered by a merge), unless the user took the request back in a scripted turn. Empty:
+    the task declines nothing."""
     forbidden = sorted({f.tool for f in expect.forbidden_calls if f.tool in write_tools})
     if expect.refusal is not None:
         return (forbidden or ["*"]) if expect.refusal else []
-    if expect.actions is None or any(a.tool in write_tools for a in expect.actions):
+    if expect.actions is None:
         return []
-    return requested(user, forbidden, vocabulary(write_tools, read_tools, descriptions))
+    asked = requested(user, forbidden, vocabulary(write_tools, read_tools, descriptions))
+    made = {a.tool for a in expect.actions if a.tool in write_tools}
+    if not made:
+        return asked
+    if any(answer(turn.say).no for turn in user.turns):
+        return []
+    return [tool for tool in asked if tool not in made]
 
 
 def is_refusal(
@@ -139,12 +148,13 @@ def grade_refusal(
             pending = [r for r in pending if r not in done]
         elif isinstance(event, MessageEvent) and event.role == "assistant":
             reading = read(event.content)
-            if not declining_clauses(reading, forms):
+            declining = declining_clauses(reading, forms)
+            if not declining:
                 continue
             if pending:
                 early = True
                 continue
-            if _reasoned(expect, reading, shown):
+            if _reasoned(expect, reading, declining, shown):
                 return [Verdict(grader="refusal", passed=True, reason=_PASSED)]
             return [_failed(_NO_REASON)]
     unread = ", ".join(describe_call(r.tool, r.args) for r in pending)
@@ -155,13 +165,27 @@ def grade_refusal(
     return [_failed("never declined what the user asked for (no message said it cannot be done)")]
 
 
-def _reasoned(expect: Expectations, reading: Reading, shown: Sequence[Any]) -> bool:
+def _reasoned(
+    expect: Expectations, reading: Reading, declining: Sequence[Clause], shown: Sequence[Any]
+) -> bool:
     """The declining message states the decisive fact: one of the task's facts or reasons;
-    for a task that gives neither, a value its decisive reads showed, or a cause in words."""
+    for a task that gives neither, a value its decisive reads showed, or a cause in words.
+    Where the sentence that declines gives a cause of its own ("because loyalty discounts
+    don't apply to camping gear"), the decisive fact must be in that sentence: a true fact
+    said elsewhere does not make a made-up cause the reason."""
+    decisive = decisive_values(expect, shown)
     given = isinstance(expect.refusal, Refusal) and expect.refusal.reasons is not None
-    if given or expect.facts():
-        return bool(states(reading, decisive_values(expect, shown)))
-    return bool(states(reading, decisive_values(expect, shown))) or gives_cause(reading)
+    if not (given or expect.facts()) and not states(reading, decisive):
+        return gives_cause(reading)
+    sentences = {c.sentence for c in declining}
+    caused = [c for c in reading.clauses if c.sentence in sentences and _CAUSE.match(c.text)]
+    if not caused:
+        return bool(states(reading, decisive))
+    within = {p for c in reading.clauses if c.sentence in sentences for p in range(c.start, c.end)}
+    return bool(states(reading, decisive, within))
+
+
+_CAUSE = re.compile(r"^\W*(?:because|since|as|due to|given that|owing to)\b", re.IGNORECASE)
 
 
 def _made(event: ToolCallEvent, read: CallSpec) -> bool:

@@ -23,7 +23,15 @@ GENERIC = frozenset(
 
 THESAURUS: Mapping[str, tuple[str, ...]] = {
     "cancel": ("cancel", "cancellation", "call off", "void", "scrap"),
-    "refund": ("refund", "reimburse", "money back", "pay back", "credit back", "refundable"),
+    "refund": (
+        "refund",
+        "reimburse",
+        "money back",
+        "pay back",
+        "credit back",
+        "refundable",
+        "money",
+    ),
     "book": ("book", "booking", "reserve", "schedule", "put you down", "slot you in"),
     "reschedule": ("reschedule", "move", "rebook", "shift", "push", "change the date"),
     "assign": ("assign", "put * on", "allocate", "load * on", "load onto"),
@@ -49,7 +57,8 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "apply": ("apply", "give you", "add"),
     "discount": ("discount", "take * off", "knock * off", "money off", "reduce the price"),
     "exchange": ("exchange", "swap", "trade"),
-    "adjust": ("adjust", "credit", "correct", "reduce", "amend"),
+    "adjust": ("adjust", "credit", "correct", "reduce", "amend", "take * off", "discount"),
+    "lower": ("lower", "reduce", "take * off", "knock * off", "discount", "cut"),
     "rollup": ("roll up", "rollup", "consolidate", "combine"),
     "return": ("return", "send * back"),
     "transfer": ("transfer", "move"),

@@ -34,7 +34,8 @@ _CLAUSE_BREAK = re.compile(
     r",\s+(?!\d)"
     r"|:\s+|\s+[-\u2013\u2014]+\s+|[\u2013\u2014]|\s*\(|\)"
     r"|\s+(?=(?:but|however|although|though|whereas|instead of|rather than|unless|because|"
-    r"since|so|which|while|once|until)\b)",
+    r"since|so|which|while|once|until)\b|as (?:it|the|this|that|there|your|we|i|you|he|she|they|"
+    r"its|our)\b)",
     re.IGNORECASE,
 )
 """Where a clause ends inside a sentence: a comma before a word, a colon, a dash or a bracket,

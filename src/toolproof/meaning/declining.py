@@ -14,14 +14,15 @@ no, such as the order's status or the window that closed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from toolproof.meaning.actions import named_at
 from toolproof.meaning.clauses import Clause, Reading
 from toolproof.meaning.values import tokens
 
 _MODAL_NOT = re.compile(
-    r"\b(?:can ?not|can'?t|could ?not|couldn'?t|won'?t|will not|wouldn'?t|would not|may not|"
+    r"\b(?:(?:won'?t|will not|wouldn'?t|would not) be able to|can ?not|can'?t|could ?not|"
+    r"couldn'?t|won'?t|will not|wouldn'?t|would not|may not|"
     r"must not|mustn'?t|shouldn'?t|should not|unable to|not able to|no longer able to|"
     r"not allowed to|not permitted to|not in a position to|have no way to|no way (?:for me )?to|"
     r"(?:do|does|did)(?:n'?t| not) (?:allow|permit|let)(?: \w+)?(?: to)?|can no longer|"
@@ -36,7 +37,9 @@ _NO_OPTION = re.compile(
     r"something)|aren'?t (?:possible|allowed|eligible|available|an option)|ineligible|"
     r"no longer (?:possible|eligible|available|an option|allowed)|non-?\w+able|not \w+able|"
     r"(?:have|need|got) to (?:say no|decline|refuse|turn (?:it|that|this) down)|"
-    r"(?:must|will|'ll) (?:decline|refuse)|say no to|(?:against|outside) (?:our |the )?"
+    r"(?:must|will|'ll) (?:decline|refuse)|say no to|i wish i could|"
+    r"(?:outside|past|beyond) (?:of )?(?:our |the |its )?(?:[\w-]+ ){0,3}(?:window|period|limit)|"
+    r"there(?:'s| is| are) no (?:[\w-]+ ){0,3}(?:i|we) can|(?:against|outside) (?:our |the )?"
     r"(?:policy|rules)|policy (?:doesn'?t|does not|won'?t) (?:allow|permit|let))\b",
     re.IGNORECASE,
 )
@@ -45,7 +48,8 @@ _NO_OPTION = re.compile(
 _FILLER = frozenset(
     {"be", "been", "really", "currently", "actually", "just", "go", "ahead", "and", "to",
      "me", "you", "us", "we", "i", "further", "possibly", "simply", "unfortunately", "still",
-     "legally", "personally", "myself", "any", "longer", "the", "a", "an", "get", "have"}
+     "legally", "personally", "myself", "any", "longer", "the", "a", "an", "get", "have",
+     "able", "another", "again", "more"}
 )  # fmt: skip
 """Words between a negated modal and its verb ("can't really go ahead and cancel")."""
 
@@ -53,6 +57,7 @@ PRO_VERBS = (
     "do", "process", "make", "complete", "approve", "allow", "help", "honor", "honour",
     "accept", "proceed", "offer", "perform", "handle", "arrange", "authorize", "authorise",
     "grant", "provide", "share", "disclose", "reveal", "discuss", "give", "action", "fulfil",
+    "issue", "send", "add", "offer",
     "fulfill", "execute", "apply", "change", "modify", "that", "this", "it", "one",
 )  # fmt: skip
 """Verbs and words that stand for the action asked for ("I can't do that")."""
@@ -90,7 +95,10 @@ def _governs(clause: Clause, text: str, after: int, action: Sequence[tuple[str, 
     if not rest:
         return True
     head = Reading(" ".join(rest), rest, (clause,))
-    return 0 in named_at(head, [*action, *_PRO])
+    if 0 in named_at(head, [*action, *_PRO]):
+        return True
+    near = Reading(" ".join(rest[:4]), rest[:4], (clause,))
+    return bool(action) and bool(named_at(near, action))
 
 
 def _in_clause(reading: Reading, clause: Clause, forms: Sequence[tuple[str, ...]]) -> bool:
@@ -102,11 +110,16 @@ def declines(reading: Reading, action: Sequence[tuple[str, ...]] = ()) -> bool:
     return bool(declining_clauses(reading, action))
 
 
-def states(reading: Reading, values: Iterable[str]) -> list[str]:
-    """The values the message states where no negation denies them and nothing hedges them."""
+def states(
+    reading: Reading, values: Iterable[str], within: Container[int] | None = None
+) -> list[str]:
+    """The values the message states (in `within`, where given) where no negation denies them
+    and nothing hedges them."""
     out: list[str] = []
     for value in values:
         for position in reading.find(tokens(value)):
+            if within is not None and position not in within:
+                continue
             clause = reading.clause_at(position)
             if not clause.denies(position) and not clause.hedged:
                 out.append(value)

@@ -22,13 +22,27 @@ from toolproof.meaning.clauses import Clause, Reading
 from toolproof.meaning.records import Record, Records, referred
 
 _REPORTED = re.compile(
-    r"\b(?:says?|saying|said|shows?|showing|showed|shown|lists?|listing|listed|displays?|"
-    r"displaying|reads|reading|states|mentioned|according to|has it (?:as|at)|still has|"
-    r"reports?|reported|claims?|indicates?|website|web ?site|site|storefront|store front|"
-    r"order page|page|portal|app|listing)\b",
+    r"\b(?:says|saying|shows|showing|showed|lists|listing|listed|displays|displaying|reads|"
+    r"reading|states|mentioned|according to|has it (?:as|at)|still has|reports|reported|"
+    r"claims|indicates|website|web ?site|site|storefront|store front|order page|page|portal|"
+    r"app|listing)\b",
     re.IGNORECASE,
 )
 """A clause that reports what a source (a system, a page, the user) says, or names one."""
+
+_CORRECTION = re.compile(
+    r"^\W*(?:sorry|actually|correction|scratch that|my mistake|i misspoke|wait|on second thought)",
+    re.IGNORECASE,
+)
+"""How a message that takes back what was said begins: what it reports is its own stance."""
+
+_RULED_OUT = re.compile(
+    r"\b(?:full|booked|taken|unavailable|too \w+|already|off|busy|closed|out of|only|"
+    r"instead of|rather than|other|previous|old|former|earlier)\b",
+    re.IGNORECASE,
+)
+"""Words by which a clause sets a value aside ("D1 is full", "the smaller vans are too
+small", "your old van"): a rival said so is context."""
 
 _UNREAL = re.compile(
     r"^(?:will|would|should|could|might|may|once|until|when|if|'ll|expected|scheduled|due)$"
@@ -86,7 +100,9 @@ def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
             if out.status == "missing":
                 out.status = "unsourced"
             continue
-        undecided = _undecided(reading, fact)
+        undecided = _undecided(reading, fact) or (
+            bool(committed) and bool(_reshaped(reading, fact))
+        )
         if committed and not beside and not undecided:
             out = Stance("said")
         elif committed or (facts and out.status != "said" and not _denied(reading, facts)):
@@ -148,7 +164,9 @@ def _counts_against(
     clause = reading.clause_at(position)
     if clause.denies(position) or clause.asks or _unreal(reading, position):
         return False
-    if _REPORTED.search(clause.text):
+    if clause.negated_at is not None or _RULED_OUT.search(clause.text):
+        return False  # said to be ruled out, not offered as the answer
+    if _REPORTED.search(clause.text) and not _CORRECTION.match(reading.text):
         return False
     return not _about_another(reading, clause, sorted(named), fact)
 
@@ -201,20 +219,29 @@ def _undecided(reading: Reading, fact: Fact) -> bool:
 
 
 def _reshaped(reading: Reading, fact: Fact) -> list[str]:
-    """Another value of the fact's own shape, an identifier of the same letters and digits
-    pattern ("1Z7R52W60381740622" against "1Z7R52W60381740266"), stated as a fact."""
-    shapes = {_shape(form[0]) for form in fact.forms if len(form) == 1 and _identifier(form[0])}
-    out = []
-    for position, token in enumerate(reading.tokens):
-        clause = reading.clause_at(position)
-        known = any(token == form[0] for form in fact.forms if len(form) == 1)
-        if _identifier(token) and _shape(token) in shapes and not clause.denies(position):
-            out += [] if known else [token]
+    """Another value of the fact's own shape (an identifier of the same letters and digits
+    pattern: "1Z7R52W60381740622" against "1Z7R52W60381740266", "GA-12B2DD82" against
+    "GA-12B2DD28"), stated as a fact about no other record."""
+    out: list[str] = []
+    said = reading.tokens
+    for form in fact.forms:
+        if not any(_identifier(t) for t in form):
+            continue
+        shape = [_shape(t) for t in form]
+        width = len(form)
+        for i in range(len(said) - width + 1):
+            window = list(said[i : i + width])
+            if window == form or [_shape(t) for t in window] != shape:
+                continue
+            clause = reading.clause_at(i)
+            if clause.denies(i) or _about_another(reading, clause, (), fact):
+                continue
+            out.append(" ".join(window))
     return out
 
 
 def _identifier(token: str) -> bool:
-    return len(token) >= 8 and any(c.isdigit() for c in token) and not token.startswith("#")
+    return len(token) >= 6 and any(c.isdigit() for c in token)
 
 
 def _shape(token: str) -> str:
