@@ -11,6 +11,7 @@ at a time.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,7 +64,8 @@ def record(transcript: Transcript) -> Record:
                 if not said or tuple(said) in given:
                     continue
                 out.shown.append(said)
-                values = out.fields.setdefault(key, {}).setdefault(event.canonical_name, [])
+                field = key.lower()
+                values = out.fields.setdefault(field, {}).setdefault(event.canonical_name, [])
                 if said not in values:
                     values.append(said)
         elif isinstance(event, MessageEvent) and event.role == "assistant":
@@ -121,7 +123,7 @@ def fact_fields(fact: Fact, seen: Record, alternatives: Alternatives) -> list[st
     the value, or a part of it: "Ortiz" of "Dr. Rafael Ortiz") and the parameters whose
     allowed values include it."""
     if fact.field is not None:
-        return list(fact.field)
+        return [f.lower() for f in fact.field]
     forms = [tokens(form) for form in fact.sources]
     found = [
         key
@@ -130,16 +132,21 @@ def fact_fields(fact: Fact, seen: Record, alternatives: Alternatives) -> list[st
     ]
     found += [
         key
-        for key, allowed in by_field(alternatives).items()
+        for key, allowed in _allowed(alternatives).items()
         if key not in found and any(tokens(a) in forms for a in allowed)
     ]
     return found
 
 
+def _allowed(alternatives: Alternatives) -> dict[str, tuple[str, ...]]:
+    """The allowed values of each field, its name in lower case (`Email` is `email`)."""
+    return {name.lower(): values for name, values in by_field(alternatives).items()}
+
+
 def _rivals(key: str, seen: Record, alternatives: Alternatives) -> list[list[str]]:
     """Every value a field offers against a fact: the values its parameters allow, and every
     value any tool result showed for it."""
-    values = [tokens(a) for a in by_field(alternatives).get(key, ())]
+    values = [tokens(a) for a in _allowed(alternatives).get(key, ())]
     for shown in seen.fields.get(key, {}).values():
         values += shown
     return values
@@ -212,8 +219,16 @@ def _is_a_name(fact: Fact, owners: list[MeaningRecord]) -> bool:
     forms = [tokens(form) for form in fact.sources]
     if any(r.key is not None and tokens(r.key) in forms for r in owners):
         return True
-    held = [(f, tokens(v)) for r in owners for f, v in r.values if tokens(v) in forms]
-    return bool(held) and all(f.lower() in ("name", "title", "label") for f, _ in held)
+    held = [
+        f for r in owners for f, v in r.values if any(contains(tokens(v), form) for form in forms)
+    ]
+    return any(OWN_NAME.match(f) for f in held)
+
+
+OWN_NAME = re.compile(
+    r"^(?:(?:first|last|full|given|family|display)_?)?name$|^(?:title|label)$", re.I
+)
+"""A field that names its own record (a person's first name, a product's name)."""
 
 
 def _owners(fact: Fact, seen: Record) -> list[MeaningRecord]:
@@ -245,12 +260,9 @@ def fact_status(
         for reading, (_, known) in zip(seen.readings, seen.said, strict=True)
     ]
     owners = _owners(fact, seen)
-    rivals = (
-        []
-        if _is_a_name(fact, owners)
-        else _rival_forms(fact, seen, alternatives or {}, others or [])
-    )
-    found = stance(StancedFact(forms, rivals, owners, seen.records), messages)
+    rivals = _rival_forms(fact, seen, alternatives or {}, others or [])
+    names = _is_a_name(fact, owners)
+    found = stance(StancedFact(forms, rivals, owners, seen.records, names), messages)
     return Status(found.status, tuple(found.rivals))
 
 

@@ -22,7 +22,7 @@ from toolproof.meaning.clauses import Clause, Reading
 from toolproof.meaning.records import Record, Records, referred
 
 _REPORTED = re.compile(
-    r"\b(?:says|saying|shows|showing|showed|lists|listing|listed|displays|displaying|reads|"
+    r"\b(?:says|said|saying|shows|showing|showed|lists|listing|listed|displays|displaying|reads|"
     r"reading|states|mentioned|according to|has it (?:as|at)|still has|reports|reported|"
     r"claims|indicates|website|web ?site|site|storefront|store front|order page|page|portal|"
     r"app|listing)\b",
@@ -38,15 +38,14 @@ _CORRECTION = re.compile(
 
 _RULED_OUT = re.compile(
     r"\b(?:full|booked|taken|unavailable|too \w+|already|off|busy|closed|out of|only|"
-    r"instead of|rather than|other|previous|old|former|earlier)\b",
+    r"instead of|rather than|in place of|replacing|other|previous|old|former|earlier|"
+    r"regular|usual|past)\b",
     re.IGNORECASE,
 )
 """Words by which a clause sets a value aside ("D1 is full", "the smaller vans are too
 small", "your old van"): a rival said so is context."""
 
-_UNREAL = re.compile(
-    r"^(?:will|would|should|could|might|may|once|until|when|if|'ll|expected|scheduled|due)$"
-)
+_UNREAL = re.compile(r"^(?:will|would|should|once|until|when|if|ll|expected|scheduled|due)$")
 """A word that puts what follows in the future or in a condition ("should be delivered")."""
 
 _BE = frozenset({"be", "been", "get", "got", "being", "is", "s", "it"})
@@ -86,6 +85,10 @@ class Fact:
     rivals: Sequence[Rival]
     owners: Sequence[Record]
     records: Records
+    names: bool = False
+    """The fact names its record (a person, a product, a van): other records named beside
+    it are other things, not other answers; only a message that takes the answer back
+    ("Sorry, correction: ...") can give a rival."""
 
 
 def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
@@ -95,6 +98,8 @@ def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
         reading = said.reading
         facts = _positions(reading, fact.forms)
         beside = _rivals_in(reading, fact, facts)
+        if fact.names and not _CORRECTION.match(reading.text):
+            beside = []
         committed = [p for p in facts if _commits(reading, p)]
         if committed and not said.sourced:
             if out.status == "missing":
@@ -166,28 +171,49 @@ def _counts_against(
         return False
     if clause.negated_at is not None or _RULED_OUT.search(clause.text):
         return False  # said to be ruled out, not offered as the answer
-    if _REPORTED.search(clause.text) and not _CORRECTION.match(reading.text):
+    if _REPORTED.search(_sentence_text(reading, clause)) and not _CORRECTION.match(reading.text):
         return False
-    return not _about_another(reading, clause, sorted(named), fact)
+    return not _about_another(reading, clause, sorted(named), fact, position)
 
 
-def _about_another(reading: Reading, clause: Clause, skip: Sequence[int], fact: Fact) -> bool:
+def _about_another(
+    reading: Reading, clause: Clause, skip: Sequence[int], fact: Fact, at: int | None = None
+) -> bool:
     """The clause (else its sentence) names a record that is neither the fact's nor linked
-    to it, by values other than the rivals themselves."""
+    to it, by values other than the rivals themselves; in a sentence that names several, the
+    one named nearest before the place `at` (else nearest after it) is the one meant."""
     if not fact.owners:
         return False
-    mine = {o.key for o in fact.owners} | {
-        r.key for o in fact.owners for r in fact.records.linked(o)
+    mine = {id(o) for o in fact.owners} | {
+        id(r) for o in fact.owners for r in fact.records.linked(o)
     }
+    keys = {o.key for o in fact.owners if o.key is not None}
     for scope in (_clause_span(clause), _sentence_span(reading, clause)):
         about = [
-            r
+            (r, places)
             for r in fact.records.items
-            if r.key is not None and referred(reading, r, fact.records, skip=skip, positions=scope)
+            if (places := referred(reading, r, fact.records, skip=skip, positions=scope))
         ]
-        if about:
-            return all(r.key not in mine for r in about)
+        if not about:
+            continue
+
+        def theirs(record: Record) -> bool:
+            return id(record) not in mine and (record.key is None or record.key not in keys)
+
+        if at is None or len({id(r) for r, _ in about}) == 1:
+            return all(theirs(r) for r, _ in about)
+        nearest = min(about, key=lambda item: min(_distance(p, at) for p in item[1]))
+        return theirs(nearest[0])
     return False
+
+
+def _distance(place: int, at: int) -> int:
+    """How far a reference is from a value: one before it is nearer than one after."""
+    return at - place if place <= at else 1000 + place - at
+
+
+def _sentence_text(reading: Reading, clause: Clause) -> str:
+    return " ".join(c.text for c in reading.clauses if c.sentence == clause.sentence)
 
 
 def _clause_span(clause: Clause) -> list[int]:
@@ -227,12 +253,14 @@ def _reshaped(reading: Reading, fact: Fact) -> list[str]:
     for form in fact.forms:
         if not any(_identifier(t) for t in form):
             continue
-        shape = [_shape(t) for t in form]
+        shape = [_shape(t) if _identifier(t) else t for t in form]
         width = len(form)
         for i in range(len(said) - width + 1):
             window = list(said[i : i + width])
-            if window == form or [_shape(t) for t in window] != shape:
+            if window == form or [_shape(t) if _identifier(t) else t for t in window] != shape:
                 continue
+            if fact.records.named("".join(window)) is not None:
+                continue  # another record's own identity: another thing, not another answer
             clause = reading.clause_at(i)
             if clause.denies(i) or _about_another(reading, clause, (), fact):
                 continue
@@ -241,8 +269,13 @@ def _reshaped(reading: Reading, fact: Fact) -> list[str]:
 
 
 def _identifier(token: str) -> bool:
-    return len(token) >= 6 and any(c.isdigit() for c in token)
+    """A token that names one thing: digits with letters (W11177, 1Z7R52...), or a phone
+    number; not a date, a time or an amount."""
+    letters = any(c.isalpha() for c in token)
+    return len(token) >= 6 and any(c.isdigit() for c in token) and (letters or token[0] == "#")
 
 
-def _shape(token: str) -> str:
-    return re.sub(r"[a-z]", "a", re.sub(r"\d", "9", token))
+def _shape(token: str) -> tuple[int, bool, bool]:
+    """What an identifier looks like, coarsely: its length, and whether it has letters and
+    digits ("0ACD9264" is the shape of "ACB2F8A2")."""
+    return len(token), any(c.isalpha() for c in token), any(c.isdigit() for c in token)
