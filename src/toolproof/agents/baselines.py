@@ -16,7 +16,7 @@ from toolproof.gateway import Gateway
 from toolproof.gateway.drift import DriftError
 from toolproof.graders.base import allowed_values, by_field, describe_call
 from toolproof.graders.communication import fielded
-from toolproof.graders.policy import given_by_user
+from toolproof.graders.identity import given_by_user
 from toolproof.graders.refusal import declined_tools
 from toolproof.meaning.actions import name_words, vocabulary
 from toolproof.meaning.dialogue import is_affirmative

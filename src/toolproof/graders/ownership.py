@@ -15,6 +15,7 @@ made with).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -67,6 +68,9 @@ class Ownership:
     """Each identifier (as `identifier` reads it) that names exactly one owner: that owner."""
     caller: frozenset[str]
     """The owners the task's user proved to be."""
+    names: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Each person's name on one owner's own record (its `name` field), in lower case:
+    that owner (a name the agent never looked up is still theirs)."""
 
     def owner_of(self, values: Iterable[Any]) -> str | None:
         """The one owner the values name between them, or None (none, or several)."""
@@ -131,6 +135,21 @@ def index_world(
         if len(found) == 1:
             claim(key, record, found.pop())
     return {name: next(iter(o)) for name, o in named.items() if len(o) == 1}
+
+
+def names_in(world: Mapping[str, Any], field: str) -> dict[str, str]:
+    """The names on owners' own records (a customer's `name`), each that one owner only
+    has, in lower case."""
+    records = list(_records(world, None))
+    owner_ids = {str(r[field]) for _, r in records if isinstance(r.get(field), str | int)}
+    found: dict[str, set[str]] = {}
+    for key, record in records:
+        named = record.get(field)
+        owner = str(named) if isinstance(named, str | int) else str(key)
+        name = record.get("name")
+        if owner in owner_ids and isinstance(name, str) and " " in name.strip():
+            found.setdefault(name.strip().lower(), set()).add(owner)
+    return {name: next(iter(o)) for name, o in found.items() if len(o) == 1}
 
 
 def patched(world: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
