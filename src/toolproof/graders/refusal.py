@@ -24,7 +24,9 @@ from toolproof.meaning.actions import Vocabulary, named_at, vocabulary
 from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.meaning.declining import declining_clauses, gives_cause, states
 from toolproof.meaning.dialogue import answer
+from toolproof.meaning.proposals import weekday_named
 from toolproof.meaning.records import ID_FIELD, NAME_FIELD
+from toolproof.meaning.values import tokens
 from toolproof.spec.expectations import CallSpec, Expectations, Refusal
 from toolproof.spec.policy import PolicyRuleSpec, ReadBeforeWrite, RefuseWithReason
 from toolproof.spec.user import UserSpec
@@ -72,7 +74,24 @@ def declined_tools(
         return asked
     if any(answer(turn.say).no for turn in user.turns):
         return []
-    return [tool for tool in asked if tool not in made]
+    request = read(f"{user.opening}\n{user.instructions}")
+    return sorted(
+        {
+            f.tool
+            for f in expect.forbidden_calls
+            if f.tool in asked and (f.tool not in made or _names_values(request, f.args))
+        }
+    )
+
+
+def _names_values(request: Reading, args: Mapping[str, Any]) -> bool:
+    """The user's request names the values a forbidden call has ("cancel SH40251 and
+    SH40228", "move it to Saturday the 12th"): they asked for that very write."""
+    if not args:
+        return False
+    return all(
+        request.find(tokens(str(v))) or weekday_named(request, str(v)) for v in args.values()
+    )
 
 
 def is_refusal(

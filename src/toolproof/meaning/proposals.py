@@ -392,6 +392,18 @@ def _stated_apart(reading: Reading, value: list[str]) -> bool:
     return False
 
 
+def weekday_named(reading: Reading, value: str) -> bool:
+    """A date the message names by its weekday and day of the month ("Saturday the 12th")."""
+    said = tokens(value)
+    if _kind(said) != "date" or said[0].startswith("--"):
+        return False
+    year, month, day = (int(p) for p in said[0].split("-"))
+    weekday = WEEKDAYS[date(year, month, day).weekday()]
+    return _stated(reading, [weekday]) and any(
+        t in (str(day), f"{day}th", f"{day}st", f"{day}nd", f"{day}rd") for t in reading.tokens
+    )
+
+
 def _weekday_of(reading: Reading, value: list[str]) -> bool:
     """A date the message names by its weekday ("move it to Thursday") and no other date."""
     if _kind(value) != "date" or value[0].startswith("--"):
