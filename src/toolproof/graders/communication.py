@@ -241,6 +241,26 @@ def _owners(fact: Fact, seen: Record) -> list[MeaningRecord]:
     ]
 
 
+RECITAL_SHARE = 0.5
+"""A message that states at least this share of the values tool results showed (of at least
+`RECITAL_VALUES` of them) recites everything it saw: no fact in it is an answer."""
+RECITAL_VALUES = 8
+
+
+def recites(reading: Reading, seen: Record) -> bool:
+    """Whether the message is a recital of what the tools showed rather than an answer."""
+    values = {
+        tuple(tokens(v))
+        for r in seen.records.items
+        for _, v in r.values
+        if v not in ("true", "false") and 0 < len(tokens(v)) <= 8
+    }
+    if len(values) < RECITAL_VALUES:
+        return False
+    stated = sum(1 for v in values if reading.find(list(v)))
+    return stated >= RECITAL_SHARE * len(values)
+
+
 def fact_status(
     fact: Fact,
     seen: Record,
@@ -256,6 +276,7 @@ def fact_status(
             reading,
             fact.source != "tools"
             or any(contains(value, form) for value in seen.shown[:known] for form in sources),
+            recites(reading, seen),
         )
         for reading, (_, known) in zip(seen.readings, seen.said, strict=True)
     ]

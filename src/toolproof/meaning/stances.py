@@ -61,10 +61,12 @@ class Rival:
 
 @dataclass(frozen=True)
 class Said:
-    """One agent message: read, and whether a source had shown the fact before it."""
+    """One agent message: read, whether a source had shown the fact before it, and whether
+    it recites most of what the tools showed (a dump of everything seen answers nothing)."""
 
     reading: Reading
     sourced: bool
+    recital: bool = False
 
 
 @dataclass
@@ -105,8 +107,10 @@ def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
             if out.status == "missing":
                 out.status = "unsourced"
             continue
-        undecided = _undecided(reading, fact) or (
-            bool(committed) and bool(_reshaped(reading, fact))
+        undecided = (
+            _undecided(reading, fact)
+            or said.recital
+            or (bool(committed) and bool(_reshaped(reading, fact)))
         )
         if committed and not beside and not undecided:
             out = Stance("said")
