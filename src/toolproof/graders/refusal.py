@@ -20,7 +20,7 @@ from typing import Any
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
 from toolproof.graders.calls import patterns
 from toolproof.graders.communication import fielded
-from toolproof.meaning.actions import Vocabulary, named_at, vocabulary
+from toolproof.meaning.actions import GENERIC, Vocabulary, name_words, named_at, vocabulary
 from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.meaning.declining import declining_clauses, gives_cause, states
 from toolproof.meaning.dialogue import answer
@@ -152,6 +152,14 @@ def grade_refusal(
         expect, rules, declined, evidence.write_tools, evidence.required_args
     )
     forms = action_forms(declined, words)
+    if "*" in declined:  # a refusal of what the task forbids, reads included
+        forms += [
+            tuple(tokens(w))
+            for f in expect.forbidden_calls
+            for w in name_words(f.tool)
+            if w not in GENERIC
+        ]
+        forms += list(words.reads)
     pending = list(reads)
     shown: list[Any] = []
     early = False
@@ -194,8 +202,8 @@ def _reasoned(
     said elsewhere does not make a made-up cause the reason."""
     decisive = decisive_values(expect, shown)
     given = isinstance(expect.refusal, Refusal) and expect.refusal.reasons is not None
-    if not (given or expect.facts()) and not states(reading, decisive):
-        return gives_cause(reading)
+    if not (given or expect.facts()):
+        return bool(states(reading, decisive)) or gives_cause(reading)
     sentences = {c.sentence for c in declining}
     caused = [c for c in reading.clauses if c.sentence in sentences and _CAUSE.match(c.text)]
     if not caused:

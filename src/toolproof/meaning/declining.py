@@ -34,7 +34,8 @@ _MODAL_NOT = re.compile(
 _NO_OPTION = re.compile(
     r"\b(?:not (?:possible|allowed|permitted|eligible|available|an option|something (?:i|we)|"
     r"doable|feasible|within)|isn'?t (?:possible|allowed|permitted|eligible|available|an option|"
-    r"something)|aren'?t (?:possible|allowed|eligible|available|an option)|ineligible|"
+    r"something|\w+able)|aren'?t (?:possible|allowed|eligible|available|an option|\w+able)|"
+    r"ineligible|"
     r"no longer (?:possible|eligible|available|an option|allowed)|non-?\w+able|not \w+able|"
     r"(?:have|need|got) to (?:say no|decline|refuse|turn (?:it|that|this) down)|"
     r"(?:must|will|'ll) (?:decline|refuse)|say no to|i wish i could|"

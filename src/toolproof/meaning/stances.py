@@ -173,7 +173,7 @@ def _counts_against(
     clause = reading.clause_at(position)
     if clause.denies(position) or clause.asks or _unreal(reading, position):
         return False
-    if clause.negated_at is not None or _RULED_OUT.search(clause.text):
+    if clause.negated_at is not None or _RULED_OUT.search(_sentence_text(reading, clause)):
         return False  # said to be ruled out, not offered as the answer
     if _REPORTED.search(_sentence_text(reading, clause)) and not _CORRECTION.match(reading.text):
         return False
