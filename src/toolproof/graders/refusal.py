@@ -24,7 +24,7 @@ from toolproof.meaning.actions import GENERIC, Vocabulary, name_words, named_at,
 from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.meaning.declining import declining_clauses, gives_cause, states
 from toolproof.meaning.dialogue import answer
-from toolproof.meaning.proposals import weekday_named
+from toolproof.meaning.proposals import weekday, weekday_named
 from toolproof.meaning.records import ID_FIELD, NAME_FIELD
 from toolproof.meaning.values import tokens
 from toolproof.spec.expectations import CallSpec, Expectations, Refusal
@@ -141,18 +141,17 @@ def action_forms(tools: Iterable[str], words: Vocabulary) -> list[tuple[str, ...
     return [form for tool in tools for form in words.actions.get(tool, ())]
 
 
-def grade_refusal(
-    expect: Expectations, rules: list[PolicyRuleSpec], evidence: Evidence
-) -> list[Verdict]:
-    declined = evidence.declined
-    if not declined:
-        return []
-    words = vocabulary(evidence.write_tools, evidence.read_tools, evidence.descriptions)
-    reads = establishing_reads(
-        expect, rules, declined, evidence.write_tools, evidence.required_args
-    )
+def refusal_forms(
+    expect: Expectations, declined: Sequence[str], words: Vocabulary
+) -> list[tuple[str, ...]]:
+    """The words a message may decline the task's forbidden action by: the action's words,
+    the values the forbidden calls hold (the order, the Saturday), and for a refusal of what
+    the task forbids outright, reads too, the forbidden tools' own words."""
     forms = action_forms(declined, words)
-    if "*" in declined:  # a refusal of what the task forbids, reads included
+    values = [v for f in expect.forbidden_calls if f.tool in declined for v in f.args.values()]
+    forms += [tuple(tokens(str(v))) for v in values if tokens(str(v))]
+    forms += [(day,) for v in values if (day := weekday(str(v)))]
+    if "*" in declined:
         forms += [
             tuple(tokens(w))
             for f in expect.forbidden_calls
@@ -160,28 +159,43 @@ def grade_refusal(
             if w not in GENERIC
         ]
         forms += list(words.reads)
-    pending = list(reads)
-    shown: list[Any] = []
-    early = False
-    forbidden = [f for f in expect.forbidden_calls if f.tool in declined or "*" in declined]
+    return forms
+
+
+def grade_refusal(
+    expect: Expectations, rules: list[PolicyRuleSpec], evidence: Evidence
+) -> list[Verdict]:
+    declined = evidence.declined
+    if not declined:
+        return []
+    words = vocabulary(evidence.write_tools, evidence.read_tools, evidence.descriptions)
+    writes, required = evidence.write_tools, evidence.required_args
+    reads = establishing_reads(expect, rules, declined, writes, required)
+    forms = refusal_forms(expect, declined, words)
+    forbidden = [f for f in expect.forbidden_calls if f.tool in writes or "*" in declined]
+    said = [
+        read(e.content)
+        for e in evidence.transcript.events
+        if isinstance(e, MessageEvent) and e.role == "assistant"
+    ]
+    pending, shown, early, spoken = list(reads), list[Any](), False, 0
     for event in evidence.transcript.events:
         if isinstance(event, ToolCallEvent) and any(_made(event, f) for f in forbidden):
             call = describe_call(event.canonical_name, event.canonical_arguments or {})
-            return [_failed(f"attempted the write it had to decline: {call}")]
+            return [_failed(f"attempted a write the task forbids: {call}")]
         if isinstance(event, ToolCallEvent) and not event.is_error:
-            done = [r for r in pending if _made(event, r)]
-            if done or any(_made(event, r) for r in reads):
+            if any(_made(event, r) for r in reads):
                 shown.append(event.result)
-            pending = [r for r in pending if r not in done]
+            pending = [r for r in pending if not _made(event, r)]
         elif isinstance(event, MessageEvent) and event.role == "assistant":
-            reading = read(event.content)
+            reading, spoken = said[spoken], spoken + 1
             declining = declining_clauses(reading, forms)
             if not declining:
                 continue
             if pending:
                 early = True
                 continue
-            if _reasoned(expect, reading, declining, shown):
+            if _reasoned(expect, reading, declining, shown, said[spoken:]):
                 return [Verdict(grader="refusal", passed=True, reason=_PASSED)]
             return [_failed(_NO_REASON)]
     unread = ", ".join(describe_call(r.tool, r.args) for r in pending)
@@ -193,23 +207,37 @@ def grade_refusal(
 
 
 def _reasoned(
-    expect: Expectations, reading: Reading, declining: Sequence[Clause], shown: Sequence[Any]
+    expect: Expectations,
+    reading: Reading,
+    declining: Sequence[Clause],
+    shown: Sequence[Any],
+    later: Sequence[Reading] = (),
 ) -> bool:
-    """The declining message states the decisive fact: one of the task's facts or reasons;
-    for a task that gives neither, a value its decisive reads showed, or a cause in words.
-    Where the sentence that declines gives a cause of its own ("because loyalty discounts
-    don't apply to camping gear"), the decisive fact must be in that sentence: a true fact
-    said elsewhere does not make a made-up cause the reason."""
+    """The refusal states the decisive fact: one of the task's facts or reasons, in the
+    declining message or a later one; for a task that gives neither (or that says it is a
+    refusal and whose facts answer another part of it), a value its decisive reads showed,
+    or a cause in words. Where the sentence that declines gives a cause of its own that
+    points at nothing said ("because loyalty discounts don't apply to camping gear"), the
+    decisive fact must be in that sentence: a true fact said elsewhere does not make a
+    made-up cause the reason."""
     decisive = decisive_values(expect, shown)
     given = isinstance(expect.refusal, Refusal) and expect.refusal.reasons is not None
-    if not (given or expect.facts()):
+    if not given and expect.refusal is True:
+        return gives_cause(reading)  # its facts answer another part of the task
+    if not given and not expect.facts():
         return bool(states(reading, decisive)) or gives_cause(reading)
     sentences = {c.sentence for c in declining}
     caused = [c for c in reading.clauses if c.sentence in sentences and _CAUSE.match(c.text)]
-    if not caused:
-        return bool(states(reading, decisive))
-    within = {p for c in reading.clauses if c.sentence in sentences for p in range(c.start, c.end)}
-    return bool(states(reading, decisive, within))
+    if caused and not any(_ANAPHOR.search(c.text) for c in caused):
+        within = {
+            p for c in reading.clauses if c.sentence in sentences for p in range(c.start, c.end)
+        }
+        return bool(states(reading, decisive, within))
+    return any(states(r, decisive) for r in [reading, *later])
+
+
+_ANAPHOR = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|which|there)\b", re.I)
+"""A word by which a cause points back at what was said ("since that refund was made")."""
 
 
 _CAUSE = re.compile(r"^\W*(?:because|since|as|due to|given that|owing to)\b", re.IGNORECASE)

@@ -40,7 +40,9 @@ _NO_OPTION = re.compile(
     r"(?:have|need|got) to (?:say no|decline|refuse|turn (?:it|that|this) down)|"
     r"(?:must|will|'ll) (?:decline|refuse)|say no to|i wish i could|"
     r"(?:outside|past|beyond) (?:of )?(?:our |the |its )?(?:[\w-]+ ){0,3}(?:window|period|limit)|"
-    r"there(?:'s| is| are) no (?:[\w-]+ ){0,3}(?:i|we) can|(?:against|outside) (?:our |the )?"
+    r"there(?:'s| is| are) no (?:[\w-]+ ){0,3}(?:i|we) can|"
+    r"nothing (?:more |else )?(?:to|i can|we can)|"
+    r"can only be \w+ once|(?:against|outside) (?:our |the )?"
     r"(?:policy|rules)|policy (?:doesn'?t|does not|won'?t) (?:allow|permit|let))\b",
     re.IGNORECASE,
 )

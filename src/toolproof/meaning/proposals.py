@@ -392,6 +392,15 @@ def _stated_apart(reading: Reading, value: list[str]) -> bool:
     return False
 
 
+def weekday(value: str) -> str | None:
+    """The weekday of a value that is a full date ("saturday" of 2026-12-12), else None."""
+    said = tokens(value)
+    if len(said) != 1 or _kind(said) != "date" or said[0].startswith("--"):
+        return None
+    year, month, day = (int(p) for p in said[0].split("-"))
+    return WEEKDAYS[date(year, month, day).weekday()]
+
+
 def weekday_named(reading: Reading, value: str) -> bool:
     """A date the message names by its weekday and day of the month ("Saturday the 12th")."""
     said = tokens(value)
