@@ -21,6 +21,8 @@ class TrialContext:
     seed: int
     transcript: Transcript
     max_steps: int
+    declined: tuple[str, ...] = ()
+    """The writes the task's answer declines, as the graders derive them (for baselines)."""
 
 
 class Agent(ABC):

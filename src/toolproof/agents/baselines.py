@@ -17,7 +17,6 @@ from toolproof.gateway.drift import DriftError
 from toolproof.graders.base import allowed_values, by_field, describe_call
 from toolproof.graders.communication import fielded
 from toolproof.graders.identity import given_by_user
-from toolproof.graders.refusal import declined_tools
 from toolproof.meaning.actions import name_words, vocabulary
 from toolproof.meaning.dialogue import is_affirmative
 from toolproof.spec.policy import IdentifyBeforeAccess, NoOtherCustomerData
@@ -70,9 +69,7 @@ class OracleAgent(Agent):
         self.writes = frozenset(name for name, b in context.suite.tools.items() if b.write)
         self.reads = frozenset(name for name, b in context.suite.tools.items() if not b.write)
         self.said = {name: b.schema.description for name, b in context.suite.tools.items()}
-        self.declined = declined_tools(
-            expect, context.task.spec.user, self.writes, self.reads, self.said
-        )
+        self.declined = context.declined
         self.refusal = bool(self.declined)
         self.asked = False
         self.asked_identity = 0
@@ -120,9 +117,7 @@ class OracleAgent(Agent):
             for tool in self.declined
             if tool != "*"
         ]
-        facts = self.context.task.spec.expect.facts()
-        said = f"I can't {' or '.join(actions) or 'do'} that"
-        return f"{said}:" if facts else f"{said}, because our records and policy do not allow it."
+        return f"I can't {' or '.join(actions) or 'do'} that, as our records and policy rule it out:"
 
     def proposal(self) -> str:
         """Every write still to do, with its arguments: what the user's yes is for."""

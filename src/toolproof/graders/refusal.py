@@ -25,7 +25,7 @@ from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.meaning.declining import declining_clauses, gives_cause, states
 from toolproof.meaning.dialogue import answer
 from toolproof.meaning.proposals import weekday, weekday_named
-from toolproof.meaning.records import ID_FIELD, NAME_FIELD
+from toolproof.meaning.records import ID_FIELD, NAME_FIELD, Records, referred
 from toolproof.meaning.values import tokens
 from toolproof.spec.expectations import CallSpec, Expectations, Refusal
 from toolproof.spec.policy import PolicyRuleSpec, ReadBeforeWrite, RefuseWithReason
@@ -51,12 +51,30 @@ def requested(user: UserSpec, tools: Iterable[str], words: Vocabulary) -> list[s
     return [tool for tool in tools if tool in asked]
 
 
+_CHANGE = re.compile(
+    r"\b(?:please |can you |could you |would you |i want (?:you )?to |i'd like (?:you )?to |"
+    r"i need (?:you )?to )(?:put|set|make|change|add|remove|move|update|cancel|refund|delete|"
+    r"merge|book|apply|give|send|switch|replace|overwrite|copy|fix|mark|take|credit|drop)\b",
+    re.IGNORECASE,
+)
+"""A request to change something, in words no tool's name has ("please put that address in
+Salesforce too")."""
+
+
+def asks_for_change(user: UserSpec) -> bool:
+    """The user asks for some change (where their task writes nothing, any change it forbids
+    is what they asked for)."""
+    clauses = read(user_words(user)).clauses
+    return any(c.negated_at is None and _CHANGE.search(c.text) for c in clauses)
+
+
 def declined_tools(
     expect: Expectations,
     user: UserSpec,
     write_tools: frozenset[str],
     read_tools: frozenset[str],
     descriptions: Mapping[str, str] | None = None,
+    world: Records | None = None,
 ) -> list[str]:
     """The writes a task's answer declines. Where the task says it is a refusal, the writes
     it forbids. Otherwise, the forbidden writes the user asked for: all of them where the gold
@@ -71,7 +89,7 @@ def declined_tools(
     asked = requested(user, forbidden, vocabulary(write_tools, read_tools, descriptions))
     made = {a.tool for a in expect.actions if a.tool in write_tools}
     if not made:
-        return asked
+        return asked or (forbidden if asks_for_change(user) else [])
     if any(answer(turn.say).no for turn in user.turns):
         return []
     request = read(f"{user.opening}\n{user.instructions}")
@@ -79,19 +97,25 @@ def declined_tools(
         {
             f.tool
             for f in expect.forbidden_calls
-            if f.tool in asked and (f.tool not in made or _names_values(request, f.args))
+            if f.tool in asked and (f.tool not in made or _names_values(request, f.args, world))
         }
     )
 
 
-def _names_values(request: Reading, args: Mapping[str, Any]) -> bool:
+def _names_values(request: Reading, args: Mapping[str, Any], world: Records | None = None) -> bool:
     """The user's request names the values a forbidden call has ("cancel SH40251 and
-    SH40228", "move it to Saturday the 12th"): they asked for that very write."""
+    SH40228", "move it to Saturday the 12th", "have Ana Ramirez drive" for her driver id,
+    "the 06:00 slot" for that slot): they asked for that very write."""
     if not args:
         return False
-    return all(
-        request.find(tokens(str(v))) or weekday_named(request, str(v)) for v in args.values()
-    )
+    return all(_names(request, str(v), world) for v in args.values())
+
+
+def _names(request: Reading, value: str, world: Records | None) -> bool:
+    if request.find(tokens(value)) or weekday_named(request, value):
+        return True
+    record = world.named(value) if world is not None else None
+    return record is not None and bool(referred(request, record, world or Records()))
 
 
 def is_refusal(

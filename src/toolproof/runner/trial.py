@@ -18,7 +18,7 @@ from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.graders.rubric import JudgeRecord
 from toolproof.records.trial import TrialResult
-from toolproof.runner.grading import derived, judge
+from toolproof.runner.grading import declined, derived, judge
 from toolproof.runner.judging import JudgeModel, judge_rubric
 from toolproof.runner.local import hand_over
 from toolproof.runner.plan import PlannedTrial
@@ -72,7 +72,12 @@ async def run_trial(trial: Trial) -> TrialResult:
     gateway = Gateway(suite.tools, context, transcript, trial.conditions)
     agent = trial.agent(
         TrialContext(
-            suite=suite, task=task, seed=spec.seed, transcript=transcript, max_steps=trial.max_steps
+            suite=suite,
+            task=task,
+            seed=spec.seed,
+            transcript=transcript,
+            max_steps=trial.max_steps,
+            declined=declined(suite, task),
         )
     )
     users = trial.user
