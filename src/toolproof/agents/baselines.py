@@ -117,7 +117,9 @@ class OracleAgent(Agent):
             for tool in self.declined
             if tool != "*"
         ]
-        return f"I can't {' or '.join(actions) or 'do'} that, as our records and policy rule it out:"
+        return (
+            f"I can't {' or '.join(actions) or 'do'} that, as our records and policy rule it out:"
+        )
 
     def proposal(self) -> str:
         """Every write still to do, with its arguments: what the user's yes is for."""

@@ -24,9 +24,9 @@ from toolproof.meaning.actions import GENERIC, Vocabulary, name_words, named_at,
 from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.meaning.declining import declining_clauses, gives_cause, states
 from toolproof.meaning.dialogue import answer
-from toolproof.meaning.proposals import weekday, weekday_named
-from toolproof.meaning.records import ID_FIELD, NAME_FIELD, Records, referred
-from toolproof.meaning.values import tokens
+from toolproof.meaning.proposals import weekday
+from toolproof.meaning.records import ID_FIELD, NAME_FIELD
+from toolproof.meaning.values import contains, tokens
 from toolproof.spec.expectations import CallSpec, Expectations, Refusal
 from toolproof.spec.policy import PolicyRuleSpec, ReadBeforeWrite, RefuseWithReason
 from toolproof.spec.user import UserSpec
@@ -74,13 +74,14 @@ def declined_tools(
     write_tools: frozenset[str],
     read_tools: frozenset[str],
     descriptions: Mapping[str, str] | None = None,
-    world: Records | None = None,
 ) -> list[str]:
     """The writes a task's answer declines. Where the task says it is a refusal, the writes
-    it forbids. Otherwise, the forbidden writes the user asked for: all of them where the gold
-    actions write nothing; where they write, those of a tool the gold never calls ("delete it"
-    answered by a merge), unless the user took the request back in a scripted turn. Empty:
-    the task declines nothing."""
+    it forbids. Otherwise, the forbidden writes the user asked for (by the action's words, or,
+    where the gold actions write nothing, by asking for any change): all of them where the
+    gold writes nothing; where it writes, those of a tool it never calls ("delete it"
+    answered by a merge), unless the user took the request back in a scripted turn. A
+    forbidden variant of a write the gold makes (Saturday for Monday) is judged by the task's
+    facts, not as a refusal. Empty: the task declines nothing."""
     forbidden = sorted({f.tool for f in expect.forbidden_calls if f.tool in write_tools})
     if expect.refusal is not None:
         return (forbidden or ["*"]) if expect.refusal else []
@@ -92,30 +93,7 @@ def declined_tools(
         return asked or (forbidden if asks_for_change(user) else [])
     if any(answer(turn.say).no for turn in user.turns):
         return []
-    request = read(f"{user.opening}\n{user.instructions}")
-    return sorted(
-        {
-            f.tool
-            for f in expect.forbidden_calls
-            if f.tool in asked and (f.tool not in made or _names_values(request, f.args, world))
-        }
-    )
-
-
-def _names_values(request: Reading, args: Mapping[str, Any], world: Records | None = None) -> bool:
-    """The user's request names the values a forbidden call has ("cancel SH40251 and
-    SH40228", "move it to Saturday the 12th", "have Ana Ramirez drive" for her driver id,
-    "the 06:00 slot" for that slot): they asked for that very write."""
-    if not args:
-        return False
-    return all(_names(request, str(v), world) for v in args.values())
-
-
-def _names(request: Reading, value: str, world: Records | None) -> bool:
-    if request.find(tokens(value)) or weekday_named(request, value):
-        return True
-    record = world.named(value) if world is not None else None
-    return record is not None and bool(referred(request, record, world or Records()))
+    return [tool for tool in asked if tool not in made]
 
 
 def is_refusal(
@@ -202,6 +180,9 @@ def grade_refusal(
         for e in evidence.transcript.events
         if isinstance(e, MessageEvent) and e.role == "assistant"
     ]
+    sources = [
+        tokens(form) for fact in expect.facts() if fact.source == "tools" for form in fact.sources
+    ]
     pending, shown, early, spoken = list(reads), list[Any](), False, 0
     for event in evidence.transcript.events:
         if isinstance(event, ToolCallEvent) and any(_made(event, f) for f in forbidden):
@@ -211,6 +192,8 @@ def grade_refusal(
             if any(_made(event, r) for r in reads):
                 shown.append(event.result)
             pending = [r for r in pending if not _made(event, r)]
+            if sources and _shows(event.result, sources):
+                pending = []  # a result showed why: the fact the refusal rests on
         elif isinstance(event, MessageEvent) and event.role == "assistant":
             reading, spoken = said[spoken], spoken + 1
             declining = declining_clauses(reading, forms)
@@ -265,6 +248,11 @@ _ANAPHOR = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|which|there)
 
 
 _CAUSE = re.compile(r"^\W*(?:because|since|as|due to|given that|owing to)\b", re.IGNORECASE)
+
+
+def _shows(result: Any, forms: Sequence[list[str]]) -> bool:
+    """A tool result shows one of the forms as (part of) one of its values."""
+    return any(contains(tokens(v), f) for _, v in fielded(result, "") for f in forms)
 
 
 def _made(event: ToolCallEvent, read: CallSpec) -> bool:

@@ -203,21 +203,6 @@ def _walk(
     yield Record(key, kind, tuple(values), frozenset(links), tool, _singular(under or "").lower())
 
 
-def world_records(world: Mapping[str, Any]) -> Records:
-    """The records of a world kept as collections of records by id (`orders/W11177`), each
-    identified by the id it is kept under."""
-    out = Records()
-    for collection, items in world.items():
-        if not isinstance(items, Mapping):
-            continue
-        for key, record in items.items():
-            if not isinstance(record, Mapping):
-                continue
-            wrapped = {**record, "id": record.get("id", key)}
-            out.add(wrapped, None, str(collection))
-    return out
-
-
 def records_of(calls: Iterable[tuple[Any, Mapping[str, Any] | None, str]]) -> Records:
     """The records of successful tool results: (result, arguments, tool) in order."""
     out = Records()

@@ -16,7 +16,6 @@ from toolproof.graders.base import allowed_values
 from toolproof.graders.ownership import Ownership, caller_of, index_world, names_in, patched
 from toolproof.graders.refusal import declined_tools
 from toolproof.graders.rubric import JudgeRecord, grade_rubric
-from toolproof.meaning.records import world_records
 from toolproof.metrics.personas import GoldCall, conversation_stats
 from toolproof.metrics.recovery import trial_stats
 from toolproof.records.trial import Outcome
@@ -121,13 +120,7 @@ def declined(suite: Suite, task: Task) -> tuple[str, ...]:
         writes = frozenset(name for name, b in suite.tools.items() if b.write)
         reads = frozenset(name for name, b in suite.tools.items() if not b.write)
         said = {name: b.schema.description for name, b in suite.tools.items()}
-        world = (
-            world_records(suite.start_state(task))
-            if task.spec.initial_state
-            else suite.memo(("world-records", ""), lambda: world_records(suite.world))
-        )
-        expect, user = task.spec.expect, task.spec.user
-        return tuple(declined_tools(expect, user, writes, reads, said, world))
+        return tuple(declined_tools(task.spec.expect, task.spec.user, writes, reads, said))
 
     return suite.memo(("declined", task.id), build)
 
