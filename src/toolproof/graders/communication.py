@@ -34,6 +34,9 @@ class Record:
     value it showed there, as tokens."""
     heard: list[str] = field(default_factory=list)
     """Everything the user said, as tokens."""
+    written: dict[tuple[str, ...], str] = field(default_factory=dict)
+    """How each value of `fields` was first written, to name it in a reason: tokens are
+    stems ("pend" for "pending")."""
 
 
 def record(transcript: Transcript) -> Record:
@@ -53,6 +56,7 @@ def record(transcript: Transcript) -> Record:
                 if not said or tuple(said) in given:
                     continue
                 out.shown.append(said)
+                out.written.setdefault(tuple(said), value)
                 values = out.fields.setdefault(key, {}).setdefault(event.canonical_name, [])
                 if said not in values:
                     values.append(said)
@@ -191,7 +195,7 @@ def fact_status(
             rivals = competitors(fact, seen, alternatives or {}, others or [])
         contrasted = any(word in message for word in CONTRAST)
         beside = tuple(
-            " ".join(r)
+            _as_written(r, seen, alternatives or {})
             for r in rivals
             if contains(message, r) and not (contrasted and contains(seen.heard, r))
         )
@@ -199,6 +203,15 @@ def fact_status(
             return Status("said")
         status = Status("hedged", beside)
     return status
+
+
+def _as_written(value: list[str], seen: Record, alternatives: Alternatives) -> str:
+    """A competing value as a tool result or a parameter's allowed values wrote it."""
+    key = tuple(value)
+    allowed = (a for values in by_field(alternatives).values() for a in values)
+    return seen.written.get(key) or next(
+        (a for a in allowed if tuple(tokens(a)) == key), " ".join(value)
+    )
 
 
 def grade_communication(expect: Expectations, evidence: Evidence) -> list[Verdict]:
