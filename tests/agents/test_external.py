@@ -152,7 +152,7 @@ def test_a_python_agent_sees_the_whole_conversation_in_the_shared_format(
     result = trial_of(load_suite(mini_dir), "cancel", factory, choice.label)
     assert result.outcome == "passed", result.reason
     assert built[0].history == [
-        {"role": "user", "content": "Cancel order A please"},
+        {"role": "user", "content": "Please call off order A"},
         {
             "role": "assistant",
             "content": "",

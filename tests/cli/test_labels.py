@@ -46,7 +46,7 @@ def test_labels_in_the_terminal_are_saved_at_once_and_a_second_session_resumes(
     )
     assert first.returncode == 0, first.stderr
     assert "run " + run_id + ": 6 trials to label as ann" in first.stdout
-    assert "task cancel trial 0" in first.stdout and "Cancel order A please" in first.stdout
+    assert "task cancel trial 0" in first.stdout and "Please call off order A" in first.stdout
     assert "answer p, f, s or q" in first.stdout
     assert "saved 2 labels; run the same command to go on" in first.stdout
     assert [(lab.trial[2:], lab.passed) for lab in run_labels(Store(str(db)), run_id)] == [

@@ -64,7 +64,7 @@ def test_show_task_prints_the_first_failed_trial_turn_by_turn(stored: Path) -> N
     assert "cancel · trial 0 (of 0, 1; the first that did not pass) · faults:flaky" in out
     assert "failed: confirm_before_write: cancel_order called without the user's" in out
     lines = [line.strip() for line in out.splitlines()]
-    user = next(i for i, line in enumerate(lines) if "user   Cancel order A please" in line)
+    user = next(i for i, line in enumerate(lines) if "user   Please call off order A" in line)
     call = next(i for i, line in enumerate(lines) if 'get_order(order_id="A")' in line)
     assert lines[call + 1] == "⚡ fault injected: server_error"
     assert lines[call + 2].startswith("✗ server_error:") and "503" in lines[call + 2]

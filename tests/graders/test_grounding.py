@@ -109,7 +109,7 @@ def test_tokens_read_numbers_dates_and_times_as_values() -> None:
         "09:05",
         "3",
         "4",
-        "items",
+        "item",
         "eta",
         "09:05",
     ]
@@ -121,7 +121,7 @@ def test_tokens_are_a_new_list_each_time_though_remembered() -> None:
     assert tokens("Order W1001 ships on 2026-11-11") == [
         "order",
         "w1001",
-        "ships",
+        "ship",
         "on",
         "2026-11-11",
     ]
@@ -259,7 +259,7 @@ def test_must_not_say_matches_tokens_not_substrings() -> None:
         False,
         "said '555-2950'",
     )
-    assert verdicts(leak, agent("Call 1-555-29501 or ask Ximenas."))["must_not_say"][0] is True
+    assert verdicts(leak, agent("Call 1-555-29501 or ask Ximenaz."))["must_not_say"][0] is True
 
 
 # ---------------------------------------------------------------- decisive reads

@@ -64,7 +64,7 @@ tasks:
   - id: cancel
     tags: [cancel, write]
     user:
-      opening: "Cancel order A please"
+      opening: "Please call off order A"
       replies:
         - {when: asks_confirmation, say: "Yes, go ahead."}
     expect:

@@ -146,7 +146,7 @@ def test_stdio_serves_the_suites_tools_the_opening_and_a_passing_conversation(
     assert tools["get_order"].input_schema["properties"]["order_id"]["type"] == "string"
     assert tools["get_order"].description.startswith("Look up an order.")
     assert tools["finish"].input_schema["required"] == ["answer"]
-    assert found["opening"].text == "Cancel order A please"
+    assert found["opening"].text == "Please call off order A"
     assert found["instructions"].startswith("You are a support agent.")
     assert "'finish'" in found["instructions"]
     assert found["order"] == {"status": "pending"}
@@ -165,7 +165,7 @@ def test_stdio_serves_the_suites_tools_the_opening_and_a_passing_conversation(
     assert [m.role for m in result.transcript.messages()] == ["user", "assistant"] * 2
     assert [c.name for c in result.transcript.tool_calls()] == ["get_order", "cancel_order"]
     assert result.world_diff and result.final_hash == result.expected_hash
-    assert "the user says: Cancel order A please" in log
+    assert "the user says: Please call off order A" in log
     assert "trial cancel #0: passed" in log
 
 

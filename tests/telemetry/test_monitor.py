@@ -173,7 +173,7 @@ def test_traces_with_no_agent_span_are_exit_2_not_empty_conversations(
 # replies, in their place among its calls, show that it keeps confirm_before_write.
 CAREFUL_AGENT = """
 async def agent(conversation, tools):
-    if "Cancel" in conversation.latest:
+    if "order A" in conversation.latest:
         await tools.call("get_order", {"order_id": "A"})
         return "Order A is pending. Shall I cancel order A?"
     if "Yes" in conversation.latest:

@@ -44,6 +44,9 @@ class Record:
     """Each agent message, read into clauses (in the order of `said`)."""
     records: Records = field(default_factory=Records)
     """The records the successful tool results showed."""
+    written: dict[tuple[str, ...], str] = field(default_factory=dict)
+    """How each value of `fields` was first written, to name it in a reason: tokens are
+    stems ("pend" for "pending")."""
 
 
 def record(transcript: Transcript) -> Record:
@@ -64,6 +67,7 @@ def record(transcript: Transcript) -> Record:
                 if not said or tuple(said) in given:
                     continue
                 out.shown.append(said)
+                out.written.setdefault(tuple(said), value)
                 field = key.lower()
                 values = out.fields.setdefault(field, {}).setdefault(event.canonical_name, [])
                 if said not in values:
@@ -200,7 +204,7 @@ def _rival_forms(
     named = any(NAME_FIELD.search(k) for k in keys)
     out = []
     for value in competitors(fact, seen, alternatives, others):
-        text = " ".join(value)
+        text = _as_written(value, seen, alternatives)
         forms = [tuple(value)]
         if named:
             forms += [
@@ -229,6 +233,15 @@ OWN_NAME = re.compile(
     r"^(?:(?:first|last|full|given|family|display)_?)?name$|^(?:title|label)$", re.I
 )
 """A field that names its own record (a person's first name, a product's name)."""
+
+
+def _as_written(value: list[str], seen: Record, alternatives: Alternatives) -> str:
+    """A competing value as a tool result or a parameter's allowed values wrote it."""
+    key = tuple(value)
+    allowed = (a for values in by_field(alternatives).values() for a in values)
+    return seen.written.get(key) or next(
+        (a for a in allowed if tuple(tokens(a)) == key), " ".join(value)
+    )
 
 
 def _owners(fact: Fact, seen: Record) -> list[MeaningRecord]:

@@ -116,9 +116,9 @@ TASKS = """\
   story: A customer cancels an order placed by mistake, and says yes when asked.
   tags: [change]
   user:
-    opening: "Please cancel my order A1002, I ordered it by mistake."
+    opening: "I ordered A1002 by mistake, please call it off."
     replies:
-      - {when: asks_confirmation, say: "Yes, please cancel it."}
+      - {when: asks_confirmation, say: "Yes, please go ahead."}
   expect:
     actions:
       - {tool: get_order, args: {order_id: A1002}}
