@@ -4,7 +4,7 @@ by dimension, with the same measures of a stored baseline run's trials."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,17 +44,20 @@ Measures = dict[str, float | None]
 
 @dataclass(frozen=True)
 class Policy:
-    """The suite's policy rules and the tools that write, which the rules need."""
+    """The suite's policy rules, the tools that write and every tool's parameters, which the
+    rules need."""
 
     rules: list[PolicyRuleSpec]
     write_tools: frozenset[str]
+    parameters: Mapping[str, Mapping[str, Any]]
 
     @classmethod
     def of(cls, suite: Suite | None) -> Policy | None:
         if suite is None or not suite.file.policy_rules:
             return None
         writes = frozenset(name for name, b in suite.tools.items() if b.write)
-        return cls(list(suite.file.policy_rules), writes)
+        parameters = {name: b.schema.parameters for name, b in suite.tools.items()}
+        return cls(list(suite.file.policy_rules), writes, parameters)
 
     def violated(self, transcript: Transcript) -> bool:
         evidence = Evidence(
@@ -64,6 +67,7 @@ class Policy:
             expected_hash=None,
             write_tools=self.write_tools,
             ended="",
+            parameters=self.parameters,
         )
         return bool(violations(check_policy(self.rules, evidence)))
 

@@ -55,6 +55,9 @@ class Evidence:
     alternatives: Alternatives = field(default_factory=dict)
     """Each tool's parameters that allow only some values, with those values: a fact among
     them competes with the others."""
+    parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Each tool's parameters as JSON Schema: write attempts are compared with the gold
+    writes as the tool reads their arguments."""
 
 
 Grader = Callable[[Expectations, list[PolicyRuleSpec], Evidence], list[Verdict]]

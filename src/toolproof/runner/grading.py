@@ -84,6 +84,7 @@ def judge(
             ("alternatives", ""),
             lambda: allowed_values({n: b.schema.parameters for n, b in suite.tools.items()}),
         ),
+        parameters={name: b.schema.parameters for name, b in suite.tools.items()},
     )
     rules = list(suite.file.policy_rules)
     verdicts = grade(task.spec.expect, rules, evidence)
