@@ -1,13 +1,11 @@
-"""Call graders: decisive reads, required calls (optionally ordered), forbidden calls, writes
-nobody asked for, the call budget."""
+"""Call graders: decisive reads, required calls (optionally ordered), forbidden calls, the call
+budget."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
-from toolproof.meaning.values import tokens
 from toolproof.spec.expectations import Action, CallSpec, Expectations
 from toolproof.transcript import ToolCallEvent
 
@@ -39,65 +37,6 @@ def patterns(actions: list[Action], required: Mapping[str, frozenset[str]]) -> l
         if read not in reads:
             reads.append(read)
     return reads
-
-
-def same_value(a: Any, b: Any) -> bool:
-    """Two argument values ask for the same thing: equal, or the same tokens (a phone number
-    or an amount in another format, an id in another case)."""
-    if a == b:
-        return True
-    if isinstance(a, dict | list) or isinstance(b, dict | list):
-        return False
-    return bool(tokens(str(a))) and tokens(str(a)) == tokens(str(b))
-
-
-def asked_for(
-    call: ToolCallEvent, gold: list[Action], allowed: list[CallSpec], required: frozenset[str]
-) -> bool:
-    """A write call is one the task asks for: a gold action of the same tool with the same
-    required arguments, or a call the task allows."""
-    args = call.canonical_arguments or {}
-    for action in gold:
-        if action.tool == call.canonical_name and all(
-            same_value(args.get(k), v)
-            for k, v in action.args.items()
-            if not required or k in required
-        ):
-            return True
-    return any(
-        pattern.tool == call.canonical_name
-        and all(same_value(args.get(k), v) for k, v in pattern.args.items())
-        for pattern in allowed
-    )
-
-
-def grade_writes(expect: Expectations, evidence: Evidence) -> list[Verdict]:
-    """Every write attempt, whether it succeeded or the system refused it, is one of the gold
-    actions (or a write the task allows): writing what nobody asked for fails the task, even
-    where the system said no. A task without gold actions is judged by its other
-    expectations."""
-    if expect.actions is None:
-        return []
-    gold = [a for a in expect.actions if a.tool in evidence.write_tools]
-    allowed = [*expect.allow_writes, *(c for c in expect.calls if c.tool in evidence.write_tools)]
-    stray = [
-        describe_call(c.canonical_name, c.canonical_arguments or {})
-        for c in evidence.transcript.tool_calls()
-        if c.canonical_name in evidence.write_tools
-        and not asked_for(
-            c, gold, allowed, evidence.required_args.get(c.canonical_name, frozenset())
-        )
-    ]
-    if not stray:
-        return [Verdict(grader="writes", passed=True, reason="every write was asked for")]
-    more = f" and {len(stray) - 3} more" if len(stray) > 3 else ""
-    return [
-        Verdict(
-            grader="writes",
-            passed=False,
-            reason=f"a write nobody asked for: {', '.join(stray[:3])}{more}",
-        )
-    ]
 
 
 def _made(pattern: CallSpec, calls: list[ToolCallEvent]) -> bool:

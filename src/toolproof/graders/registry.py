@@ -57,7 +57,7 @@ def checks() -> Grader:
 
 @GRADERS.register("writes")
 def writes() -> Grader:
-    from toolproof.graders.calls import grade_writes
+    from toolproof.graders.writes import grade_writes
 
     return of_expectations(grade_writes)
 
