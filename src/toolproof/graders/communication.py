@@ -206,6 +206,8 @@ def _rival_forms(
     for value in competitors(fact, seen, alternatives, others):
         text = _as_written(value, seen, alternatives)
         forms = [tuple(value)]
+        if "_" in text and text.replace("_", "").isalpha():
+            forms.append(tuple(tokens(text.replace("_", " "))))  # opted_in said "opted in"
         if named:
             forms += [
                 tuple(f)

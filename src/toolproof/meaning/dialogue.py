@@ -22,14 +22,14 @@ _LEAD = re.compile(
 """What may come before an answer's first word ("If that's the only option, then yes")."""
 
 _YES = re.compile(
-    r"^(?:yes|yeah|yea|yep|yup|ya|sure|ok|okay|k|alright|all right|fine|absolutely|definitely|"
+    r"^(?:(?:yes|yeah|yea|yep|yup|ya|sure|ok|okay|k|alright|all right|fine|absolutely|definitely|"
     r"certainly|of course|correct|right|confirm(?:ed)?|affirmative|agreed|perfect|great|"
     r"sounds (?:good|great|fine|right)|that works|works for me|go ahead|go for it|proceed|"
     r"please(?: do| proceed| go ahead)?(?=\W*$|\s*[,.!;])|do it|do that|let'?s do (?:it|that)|"
     r"that(?:'?s| is| would be) (?:fine|great|good|perfect|helpful|lovely|right|correct|"
     r"ok(?:ay)?)|i'?d like that|"
     r"approved|i agree|i approve|i confirm|that'?s what i want|\U0001f44d|"
-    r"(?:\w+ )?works(?: for me| fine| great)?|(?:\w+ )?(?:it )?is fine|(?:\w+ )?it is)\b",
+    r"(?:\w+ )?works(?: for me| fine| great)?|(?:\w+ )?(?:it )?is fine)\b|\w+ it is(?: then)?\W*$)",
     re.IGNORECASE,
 )
 """How a yes begins."""
@@ -62,8 +62,10 @@ def answer(text: str) -> Answer:
     reading = read(text)
     verdict: bool | None = None
     excluded: list[Clause] = []
+    opening = True
     for clause in reading.clauses:
         said = _LEAD.sub("", clause.text.lower().replace("\u2019", "'"), count=1)
+        first, opening = opening and bool(said.strip()), opening and not said.strip()
         if _NO.match(said):
             if verdict:
                 if clause.negated_at is not None and _names_something(clause, reading):
@@ -72,7 +74,7 @@ def answer(text: str) -> Answer:
                 return Answer(False, True)
             if verdict is None:
                 return Answer(False, True)
-        elif verdict is None and (_YES.match(said) or _INSTRUCTS.match(said)):
+        elif verdict is None and (_YES.match(said) or (first and _INSTRUCTS.match(said))):
             verdict = True
     return Answer(bool(verdict), False, tuple(excluded))
 

@@ -146,11 +146,6 @@ def _read(text: str) -> tuple[list[str], bool]:
         lowered = word.lower()
         if lowered in _SPELLED or (lowered == "at" and _bracketed(text, match.start())):
             spelled = True
-        if "_" in word and word.replace("_", "").isalpha():
-            parts = [p for p in lowered.split("_") if p]  # opted_in is "opted in"
-            out += [word_form(p) for p in parts]
-            raw += parts
-            continue
         out.append(_number(word) if word.isdecimal() else word_form(word))
         raw.append(lowered)
     for i in range(len(raw) - 1):
