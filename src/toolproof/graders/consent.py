@@ -127,13 +127,36 @@ def _unapproved(
         found = proposed(approval, call, conversation, words, evidence.parameters)
         if found.proposed:
             return None
-        if call.is_error and call.canonical_name in actions_named(approval.proposal, words):
-            return None  # a try the system refused, at the action agreed to
+        if call.is_error and _refused_try(approval, call, conversation, words, evidence):
+            return None  # a try the system refused, at the action and records agreed to
         why = why or found.why
     shown = describe_call(call.canonical_name, call.canonical_arguments or {})
     return (
         f"{shown} is not what the user said yes to: {_quote(approvals[-1].proposal.text)} ({why})"
     )
+
+
+def _refused_try(
+    approval: Approval,
+    call: ToolCallEvent,
+    conversation: Conversation,
+    words: Vocabulary,
+    evidence: Evidence,
+) -> bool:
+    """A call the system refused, of the action the user agreed to, on the records agreed to
+    (a made-up payment id or a mistyped amount beside them is the system's to refuse)."""
+    if call.canonical_name not in actions_named(approval.proposal, words):
+        return False
+    known = {
+        key: value
+        for key, value in (call.canonical_arguments or {}).items()
+        if conversation.records.named(value) is not None
+    }
+    if not known:
+        return True
+    field = "tool_arguments" if call.tool is not None else "arguments"
+    known_call = call.model_copy(update={field: known})
+    return proposed(approval, known_call, conversation, words, evidence.parameters).proposed
 
 
 def _quote(text: str, width: int = 80) -> str:

@@ -34,7 +34,17 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     ),
     "book": ("book", "booking", "reserve", "schedule", "put you down", "slot you in"),
     "reschedule": ("reschedule", "move", "rebook", "shift", "push", "change the date"),
-    "assign": ("assign", "put * on", "allocate", "load * on", "load onto"),
+    "assign": (
+        "assign",
+        "put * on",
+        "allocate",
+        "load * on",
+        "load * onto",
+        "load onto",
+        "move * onto",
+        "move * to van",
+        "move * to truck",
+    ),
     "unassign": ("unassign", "take * off", "release", "remove from"),
     "notify": ("notify", "let * know", "inform", "text", "email", "message", "alert"),
     "send": ("send", "text", "email", "message"),
@@ -209,14 +219,24 @@ def actions_named(
 ) -> dict[str, list[int]]:
     """The write tools whose action a message names, with where; `asserted`: only where no
     negation denies it ("I will not cancel anything" names no cancellation)."""
+    reads = named_at(reading, vocabulary.reads)
     out: dict[str, list[int]] = {}
     for tool, forms in vocabulary.actions.items():
         at = [
-            p for p in named_at(reading, forms) if not (asserted and reading.clause_at(p).denies(p))
+            p
+            for p in named_at(reading, forms)
+            if not (asserted and reading.clause_at(p).denies(p)) and not _read_of(reading, p, reads)
         ]
         if at:
             out[tool] = at
     return out
+
+
+def _read_of(reading: Reading, position: int, reads: list[int]) -> bool:
+    """The action word is what a read is about ("check our cancellation policy"): a read's
+    verb comes before it in its clause."""
+    clause = reading.clause_at(position)
+    return any(clause.start <= r < position for r in reads)
 
 
 def reads_named(reading: Reading, vocabulary: Vocabulary) -> list[int]:

@@ -104,12 +104,17 @@ def binds(
         if (r := scene.records.named(value)) is not None
     ]
     about = {r.key for r in focus(scene)}
+    others = sorted({p for t, places in named.items() if t != tool for p in places})
     distinctive = 0
     for path, value, schema in _leaves(arguments, parameters):
         before = check.explicit
         _argument(check, path, value, schema)
-        record = scene.records.named(value)
-        if check.explicit > before and (record is None or record.key not in about):
+        record = scene.records.named(value) or _part_named(scene.records, value)
+        if check.explicit == before:
+            continue
+        if record is None:
+            distinctive += 1  # an amount, a date, a text: no other action's object
+        elif record.key not in about and not _claimed(check, record, others):
             distinctive += 1
     if named and tool not in named and distinctive == 0:
         return Binding(False, f"it proposed {', '.join(sorted(named))}, not {tool}")
@@ -307,6 +312,24 @@ DESCRIPTIVE = re.compile(
     re.IGNORECASE,
 )
 """An argument in words that has no consequence of its own (a reason, a note)."""
+
+
+CLAIM_REACH = 8
+"""How many words after another action's word a record it names is its object."""
+
+
+def _claimed(check: _Check, record: Record, others: list[int]) -> bool:
+    """The message names the record only as the object of another write's action, within a
+    few words after it in its clause ("Shall I reschedule H2001 ...?", "merge the duplicate
+    into 0015g00000988BP"): it is that action's, not this call's."""
+    reading = check.reading
+    places = referred(reading, record, check.scene.records)
+
+    def owned(place: int) -> bool:
+        clause = reading.clause_at(place)
+        return any(clause.start <= o < place <= o + CLAIM_REACH for o in others)
+
+    return bool(places) and all(owned(p) for p in places)
 
 
 def _part_named(records: Records, value: Any) -> Record | None:

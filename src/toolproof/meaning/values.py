@@ -106,7 +106,7 @@ def _remembered(text: str) -> tuple[str, ...]:
 def _tokenize(text: str) -> tuple[str, ...]:
     """The text's tokens; where it says a value in words ("thirty", "at example dot com"),
     those of the text with the value written as usual, read again."""
-    text = _OCLOCK.sub(r"\1:00", text)
+    text = _SIZES.sub(lambda m: "X" + m.group(1)[0].upper(), _OCLOCK.sub(r"\1:00", text))
     out, spelled = _read(text)
     if spelled:
         written = _OCLOCK.sub(r"\1:00", write_out(_SPOKEN_EMAIL.sub(_written_email, text)))
@@ -114,6 +114,9 @@ def _tokenize(text: str) -> tuple[str, ...]:
             out, _ = _read(written)
     return tuple(out)
 
+
+_SIZES = re.compile(r"\bextra[- ]?(large|small)\b", re.IGNORECASE)
+"""Extra large and extra small are XL and XS."""
 
 _OCLOCK = re.compile(r"\b(\d{1,2})\s*o['\u2019]?\s?clock\b", re.IGNORECASE)
 """An hour said "o'clock" ("eight o'clock" is 08:00)."""

@@ -78,8 +78,14 @@ def word_form(word: str) -> str:
 def _form(word: str) -> str:
     """`word_form` of a lower-case English word, remembered: a run reads the same few
     thousand words in every message."""
+    if word in SIZE_WORDS:
+        return SIZE_WORDS[word]
     stem = _american(_stem(STREET_WORDS.get(word, word)))
     return _SPELLED_APART_STEMS.get(stem, stem)
+
+
+SIZE_WORDS = {"small": "s", "medium": "m", "large": "l"}
+"""Garment sizes by their letters: "a medium in navy" is "M / Navy"."""
 
 
 def _american(stem: str) -> str:
