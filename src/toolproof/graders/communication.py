@@ -256,7 +256,7 @@ def _owners(fact: Fact, seen: Record) -> list[MeaningRecord]:
     ]
 
 
-RECITAL_SHARE = 0.5
+RECITAL_SHARE = 0.8
 """A message that states at least this share of the values tool results showed (of at least
 `RECITAL_VALUES` of them) recites everything it saw: no fact in it is an answer."""
 RECITAL_VALUES = 8

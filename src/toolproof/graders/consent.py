@@ -16,7 +16,7 @@ from typing import Any
 from toolproof.graders.base import Evidence, Verdict, describe_call
 from toolproof.meaning.actions import Vocabulary, actions_named, named_at, vocabulary
 from toolproof.meaning.clauses import Clause, Reading, read
-from toolproof.meaning.dialogue import answer
+from toolproof.meaning.dialogue import answer, solicits
 from toolproof.meaning.proposals import Binding, Scene, binds
 from toolproof.meaning.records import Records, referred
 from toolproof.meaning.values import tokens
@@ -93,7 +93,7 @@ def confirm_before_write(rule: ConfirmBeforeWrite, evidence: Evidence) -> Verdic
                 before, last = last, reading
                 continue
             reply = answer(event.content)
-            if reply.yes and last is not None:
+            if reply.yes and last is not None and solicits(last.text):
                 heard = tuple(tokens(" ".join(conversation.heard)))
                 earlier = len(conversation.said) - 2
                 approvals.append(Approval(last, before, reply.except_for, heard, earlier))

@@ -132,8 +132,8 @@ def described(description: str) -> set[tuple[str, ...]]:
     forms: set[tuple[str, ...]] = set()
     for part in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+", first):
         words = re.findall(r"[A-Za-z][\w'-]*", part.lower())
-        if not words or words[0].endswith("ed") or words[0] in _LIGHT:
-            continue  # "filled in from ...": no action; "put it on hold": too light alone
+        if not words or words[0].endswith("ed") or words[0] in _LIGHT | _STOPS | _ARTICLES:
+            continue  # "filled in from ...", "at the phone number": no action; "put": too light
         verb = words[0]
         forms |= {tuple(tokens(verb)), *(_form(s) for s in THESAURUS.get(verb, ()))}
         thing = []

@@ -112,10 +112,21 @@ _WH = re.compile(r"^\W*(?:what|which|who|whom|whose|when|where|why|how)\b", re.I
 """How a question that asks for information, not a decision, begins."""
 
 
+_ASKS_FOR = re.compile(
+    r"\b(?:could|can|would|will) you (?:please )?(?:give|tell|send|share|provide|spell|read|"
+    r"let me have)\b|\b(?:what(?:'s| is)|which is) your\b",
+    re.IGNORECASE,
+)
+"""A question that asks the user for something ("Could you give me your phone number?")."""
+
+
 def solicits(text: str) -> bool:
     """The message asks the user to decide: a yes-or-no question, or a request to confirm
     ("Please confirm if you would like to proceed", "just say the word"). "What is the email
-    on your account?" asks for information, not a decision."""
+    on your account?" or "Could you give me your phone number?" asks for information, not a
+    decision."""
+    if _ASKS_FOR.search(text) and not _SOLICITS.search(text):
+        return False
     if _SOLICITS.search(text):
         return True
     first: dict[int, str] = {}

@@ -172,6 +172,9 @@ def _argument(check: _Check, path: str, value: Any, schema: Mapping[str, Any]) -
     said = tokens(str(value))
     if _stated(reading, said) or _weekday_of(reading, said) or _per_unit(reading, said):
         check.explicit += 1
+        choice = _offered_with(reading, said)
+        if choice:
+            check.problems.append(f"{path}: it offered {choice!r} as well as {value!r}")
         return
     if isinstance(value, str) and _kind(said) == "text" and _stated_apart(reading, said):
         check.explicit += 1
@@ -200,6 +203,13 @@ def _record_argument(check: _Check, path: str, record: Record) -> None:
         find_all(check.reading, [d]) for d in digits_of_key(record.key or "")
     ):
         check.explicit += 1
+        places = referred(check.reading, record, records)
+        choice = next(
+            (c for p in places if (c := _offered_with(check.reading, [check.reading.tokens[p]]))),
+            None,
+        )
+        if choice:
+            check.problems.append(f"{path}: it offered {choice!r} as well as {record.key!r}")
         return
     own = {r.key for r in _own_records(check)}
     rivals = [
@@ -434,6 +444,25 @@ def weekday_named(reading: Reading, value: str) -> bool:
     return _stated(reading, [weekday]) and any(
         t in (str(day), f"{day}th", f"{day}st", f"{day}nd", f"{day}rd") for t in reading.tokens
     )
+
+
+def _offered_with(reading: Reading, value: list[str]) -> str | None:
+    """Another value of the same sort the message offers in the same breath ("at 8:00 AM or
+    3:00 PM"): a yes to a choice chooses nothing."""
+    kind = _kind(value)
+    if kind == "text":
+        return None
+    for position in reading.find(value):
+        clause = reading.clause_at(position)
+        said = reading.tokens[clause.start : clause.end]
+        for i, token in enumerate(said):
+            other = clause.start + i
+            if _kind([token]) != kind or token == value[0] or _denied(reading, other):
+                continue
+            between = said[min(i, position - clause.start) : max(i, position - clause.start)]
+            if "or" in between:
+                return token
+    return None
 
 
 def _weekday_of(reading: Reading, value: list[str]) -> bool:

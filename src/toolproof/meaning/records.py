@@ -165,8 +165,8 @@ def _walk(
     above: str | None = None,
 ) -> Iterator[Record]:
     if isinstance(data, list):
-        for item in data:
-            yield from _walk(item, under, parent, given, tool, above)
+        for item in data:  # the call's arguments filter a list; they do not name its items
+            yield from _walk(item, under, parent, set() if parent is None else given, tool, above)
         return
     if not isinstance(data, Mapping):
         return

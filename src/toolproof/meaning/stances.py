@@ -175,7 +175,9 @@ def _counts_against(
         return False
     if clause.negated_at is not None or _RULED_OUT.search(_sentence_text(reading, clause)):
         return False  # said to be ruled out, not offered as the answer
-    if _REPORTED.search(_sentence_text(reading, clause)) and not _CORRECTION.match(reading.text):
+    if _CORRECTION.match(reading.text):
+        return True  # "Sorry, correction: it's the one on March 18": the answer, taken back
+    if _REPORTED.search(_sentence_text(reading, clause)):
         return False
     return not _about_another(reading, clause, sorted(named), fact, position)
 
