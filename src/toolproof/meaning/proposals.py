@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from toolproof.meaning.actions import Vocabulary, actions_named, reads_named
+from toolproof.meaning.actions import Vocabulary, actions_named, name_words, named_at, reads_named
 from toolproof.meaning.clauses import Reading
 from toolproof.meaning.records import (
     ID_FIELD,
@@ -118,6 +118,7 @@ def binds(
             distinctive += 1
     if named and tool not in named and distinctive == 0:
         return Binding(False, f"it proposed {', '.join(sorted(named))}, not {tool}")
+    check.problems += _swapped_roles(check)
     if check.problems:
         return Binding(False, "; ".join(check.problems), check.explicit)
     if not named and check.explicit == 0:
@@ -326,6 +327,41 @@ DESCRIPTIVE = re.compile(
 
 CLAIM_REACH = 8
 """How many words after another action's word a record it names is its object."""
+
+
+_ROLE_WORDS_APART = frozenset({"id", "no", "num", "number", "from", "to", "key", "ref", "new"})
+ROLE_REACH = 4
+"""How many words before "as <role>" the record it names may be."""
+
+
+def _swapped_roles(check: _Check) -> list[str]:
+    """A record the message gives one argument's role ("keeping 0035g00000ftdgO as master")
+    that the call gives another (it is the call's duplicate)."""
+    records = check.scene.records
+    reading = check.reading
+    leaves = [
+        (path, r)
+        for path, v, _ in _leaves(check.call, check.schema)
+        if (r := records.named(v) or _part_named(records, v)) is not None
+    ]
+    problems: list[str] = []
+    for path, record in leaves:
+        roles = [(w,) for w in name_words(path.rsplit(".", 1)[-1]) if w not in _ROLE_WORDS_APART]
+        others = [r for p, r in leaves if r.key != record.key and p != path and r.same_kind(record)]
+        if not others:
+            continue  # one record of its kind: its role cannot be swapped
+        for role in named_at(reading, roles):
+            near = (
+                range(max(0, role - 1 - ROLE_REACH), role - 1)  # "X (the newer) as master"
+                if role > 0 and reading.tokens[role - 1] == "as"
+                else range(role + 1, role + 3)  # "master X", "the duplicate X"
+            )
+            given = [r for r in others if any(p in near for p in referred(reading, r, records))]
+            mine = any(p in near for p in referred(reading, record, records))
+            if given and not mine:
+                problems.append(f"{path}: it proposed {given[0].key!r} as {path}")
+                break
+    return problems
 
 
 def _claimed(check: _Check, record: Record, others: list[int]) -> bool:
