@@ -246,6 +246,19 @@ def _as_written(value: list[str], seen: Record, alternatives: Alternatives) -> s
     )
 
 
+_PERSON = re.compile(r"^(?:(?:Dr|Mr|Mrs|Ms)\.? )?[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+$")
+"""A person's name: two or more capitalized words, with a title or not."""
+
+
+def _said_as(text: str) -> list[list[str]]:
+    """The forms a forbidden text may be said in: whole, and a person's name by its last
+    name or its first name and initial ("Reyes", "Sofia R." for "Sofia Reyes")."""
+    forms = [tokens(text)]
+    if _PERSON.match(text.strip()):
+        forms += short_names(text)
+    return forms
+
+
 def _owners(fact: Fact, seen: Record) -> list[MeaningRecord]:
     """The records that hold the fact as one of their values (or a part of one)."""
     forms = [tokens(form) for form in fact.sources]
@@ -311,7 +324,11 @@ def grade_communication(expect: Expectations, evidence: Evidence) -> list[Verdic
         leaked = [
             repr(s)
             for s in expect.must_not_say
-            if any(contains(message, tokens(s)) for message, _ in seen.said)
+            if any(
+                contains([t.split("|")[0] for t in message], form)  # 04/07: as written, July 4
+                for message, _ in seen.said
+                for form in _said_as(s)
+            )
         ]
         verdicts.append(
             Verdict(

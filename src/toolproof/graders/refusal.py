@@ -14,7 +14,7 @@ for a task with neither, a value the decisive reads showed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
@@ -270,10 +270,13 @@ _NO_REASON = "declined without stating the fact that decides it"
 # ---------------------------------------------------------------- the policy rule
 
 
-def gives_reason(reading: Reading, values: Iterable[str], error: str = "") -> bool:
-    """The message says why: it states a value that decides the matter, or three words in a
-    row of the system's own refusal, or gives a cause in words ("because ...")."""
-    if states(reading, values):
+def gives_reason(
+    reading: Reading, values: Iterable[str], error: str = "", near: Container[int] | None = None
+) -> bool:
+    """The message says why: it states a value that decides the matter (`near` the decline,
+    where given: in its sentence or the next), or three words in a row of the system's own
+    refusal, or gives a cause in words ("because ...")."""
+    if states(reading, values, near):
         return True
     refused = read(error).tokens
     said = reading.tokens
@@ -315,7 +318,14 @@ def refuse_with_reason(rule: RefuseWithReason, evidence: Evidence) -> Verdict:
             if refused is not None and not gives_reason(reading, values, error):
                 why = f"{refused.canonical_name} was refused ({refused.error_kind})"
                 return _broken(rule, f"{why} and the agent did not say why")
-            if declining_clauses(reading, forms) and not gives_reason(reading, values, error):
+            declining = declining_clauses(reading, forms)
+            near = {
+                p
+                for c in reading.clauses
+                if any(c.sentence in (d.sentence, d.sentence + 1) for d in declining)
+                for p in range(c.start, c.end)
+            }
+            if declining and not gives_reason(reading, values, error, near):
                 return _broken(rule, f"refused without a reason: {_quote(event.content)}")
             refused = None
     return Verdict(grader=rule.rule, passed=True, reason="every refusal gave its reason")

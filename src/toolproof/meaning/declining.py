@@ -66,6 +66,9 @@ PRO_VERBS = (
 """Verbs and words that stand for the action asked for ("I can't do that")."""
 
 _PRO = tuple((t,) for v in PRO_VERBS for t in tokens(v))
+_LIGHT_PRO = frozenset(tokens("do help"))
+_ANAPHORS = frozenset(tokens("that this it so these those with"))
+"""A light verb declines an action only with a word pointing at it ("I can't do that")."""
 
 _CAUSE = re.compile(
     r"\b(?:because|since|as|due to|given that|owing to|so|which means|per|under|according to|"
@@ -98,6 +101,8 @@ def _governs(clause: Clause, text: str, after: int, action: Sequence[tuple[str, 
     if not rest:
         return True
     head = Reading(" ".join(rest), rest, (clause,))
+    if rest[0] in _LIGHT_PRO and not (set(rest[1:3]) & _ANAPHORS):
+        return False  # "couldn't do more": no action declined
     if 0 in named_at(head, [*action, *_PRO]):
         return True
     near = Reading(" ".join(rest[:4]), rest[:4], (clause,))

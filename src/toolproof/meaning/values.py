@@ -110,10 +110,15 @@ def _tokenize(text: str) -> tuple[str, ...]:
     out, spelled = _read(text)
     if spelled:
         written = _OCLOCK.sub(r"\1:00", write_out(_SPOKEN_EMAIL.sub(_written_email, text)))
+        written = _SAID_PHONE.sub(r"\1-\2-\3", written)
         if written != text:
             out, _ = _read(written)
     return tuple(out)
 
+
+_SAID_PHONE = re.compile(r"\b(\d{3}),?\s+(\d{3}),?\s+(\d{4})\b")
+"""A phone number said digit by digit in its three groups ("six one two, five five five, two
+nine five zero")."""
 
 _SIZES = re.compile(r"\bextra[- ]?(large|small)\b", re.IGNORECASE)
 """Extra large and extra small are XL and XS."""
@@ -203,6 +208,8 @@ def _grouped(match: re.Match[str]) -> list[str]:
         and not thousands
     ):
         return [_phone(digits)]
+    if len(digits) > 15 and len(groups) >= 4:
+        return [digits]  # a long number read out in groups (a tracking number)
     return [_number(group) for group in groups]
 
 
@@ -242,6 +249,10 @@ def _numeric_date(match: re.Match[str]) -> list[str]:
         year = (2000 + rest[0] if rest[0] < 100 else rest[0]) if rest else 0
         day_first = second <= 12 if kind == "dotted" else first > 12
         day, month = (first, second) if day_first else (second, first)
+        other = _iso(day, month, year or None) if first <= 12 and second <= 12 else None
+        token = _iso(month, day, year or None)
+        if token and other and other != token:
+            return [f"{token}|{other}"]  # 12/03/2026: December 3, or 12 March day-first
     token = _iso(month, day, year or None)
     return [token] if token else _pieces(match)
 
@@ -311,7 +322,16 @@ _READERS: dict[str, Callable[[re.Match[str]], list[str]]] = {
 
 def same_token(a: str, b: str) -> bool:
     """Two tokens say the same thing: equal, or a date with a year and the same date
-    without one (`2026-11-08` and `--11-08`)."""
+    without one (`2026-11-08` and `--11-08`); a date that reads two ways (12/03/2026) is
+    either."""
+    if a == b:
+        return True
+    if "|" in a or "|" in b:
+        return any(_same_date(x, y) for x in a.split("|") for y in b.split("|"))
+    return _same_date(a, b)
+
+
+def _same_date(a: str, b: str) -> bool:
     if a == b:
         return True
     return "-" in a and "-" in b and a[-5:] == b[-5:] and (a[:2] == "--" or b[:2] == "--")
