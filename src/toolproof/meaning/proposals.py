@@ -21,7 +21,7 @@ from datetime import date
 from typing import Any
 
 from toolproof.meaning.actions import Vocabulary, actions_named, name_words, named_at, reads_named
-from toolproof.meaning.clauses import Reading
+from toolproof.meaning.clauses import Reading, read
 from toolproof.meaning.records import (
     ID_FIELD,
     Record,
@@ -124,6 +124,35 @@ def binds(
     if not named and check.explicit == 0:
         return Binding(False, "it names neither the action nor any of its values")
     return Binding(True, "", check.explicit)
+
+
+def bare(reading: Reading, vocabulary: Vocabulary, records: Records) -> bool:
+    """The message's question names no action, no lookup and no record of its own ("Is that
+    OK?", "Shall I go ahead with this?"): it asks about what was said before it. A message
+    that asks nothing is read whole."""
+    sentences = {c.sentence for c in reading.clauses if c.asks}
+    if sentences:
+        reading = read(" ".join(c.text for c in reading.clauses if c.sentence in sentences))
+    return (
+        not actions_named(reading, vocabulary, asserted=False)
+        and not reads_named(reading, vocabulary)
+        and not any(referred(reading, r, records) for r in records.items)
+    )
+
+
+def in_context(
+    reading: Reading,
+    before: str | None,
+    vocabulary: Vocabulary,
+    records: Records,
+) -> Reading:
+    """What a message proposes is read with what came before it (`before`: the agent's
+    previous message and what the user said since, or the user's request where the agent had
+    said nothing yet) where its question is bare: "Unfortunately opting her in isn't possible.
+    Is that OK?" asks whether to go on with the change the user asked for."""
+    if before is None or not bare(reading, vocabulary, records):
+        return reading
+    return read(f"{before}\n{reading.text}")
 
 
 def _refers(check: _Check, record: Record, skip: Sequence[int] = ()) -> bool:

@@ -129,11 +129,53 @@ def _positions(reading: Reading, forms: Sequence[list[str]]) -> list[int]:
 
 def _commits(reading: Reading, position: int) -> bool:
     clause = reading.clause_at(position)
-    return not clause.denies(position) and not clause.hedged and not _unreal(reading, position)
+    return (
+        not _denies(reading, clause, position)
+        and not clause.hedged
+        and not _unreal(reading, position)
+    )
 
 
 def _denied(reading: Reading, facts: Sequence[int]) -> bool:
-    return any(reading.clause_at(p).denies(p) for p in facts)
+    return any(_denies(reading, reading.clause_at(p), p) for p in facts)
+
+
+def _denies(reading: Reading, clause: Clause, position: int) -> bool:
+    """The clause denies the value at this place, not just what is done around it: "we
+    don't deliver at weekends" and "policy doesn't let me cancel within 24 hours" deny the
+    doing, and the weekend and the 24 hours are its circumstances, said as they are; so is
+    "weekend" in "there are no weekend deliveries". "It isn't at 14:00", "it's not shipped"
+    and "it hasn't shipped" deny the value."""
+    if not clause.denies(position):
+        return False
+    said = reading.tokens
+    at = clause.negated_at
+    assert at is not None
+    negator = said[at]
+    if negator == "no":
+        value = said[position]
+        return not (
+            position == at + 1
+            and value.isalpha()
+            and position + 1 < clause.end
+            and said[position + 1].isalpha()
+            and said[position + 1] not in _FUNCTION_WORDS
+        )
+    copula = negator in _BE_NOT or (negator in ("not", "never") and at > 0 and said[at - 1] in _IS)
+    return copula or said[position - 1] not in _CIRCUMSTANCE
+
+
+_BE_NOT = frozenset({"isn", "aren", "wasn", "weren", "nothing", "none", "nor", "neither"})
+_IS = frozenset({"is", "are", "was", "were", "s", "be", "been", "am", "m", "re"})
+_CIRCUMSTANCE = frozenset(
+    {"within", "at", "on", "in", "during", "before", "after", "until", "till", "by", "under",
+     "over", "between", "from"}
+)  # fmt: skip
+"""Prepositions that give the time, place or limit of what is done."""
+_FUNCTION_WORDS = frozenset(
+    {"of", "to", "in", "at", "on", "for", "and", "or", "but", "is", "are", "was", "were", "the",
+     "a", "an", "yet", "by", "with", "from", "s", "left", "more", "longer", "one"}
+)  # fmt: skip
 
 
 def _unreal(reading: Reading, position: int) -> bool:

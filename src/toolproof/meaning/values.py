@@ -42,7 +42,7 @@ _TOKEN = re.compile(
     r"|(?<![\w:.])(?P<hour>\d{1,2})(?:[:\s]?(?P<minutes>\d{2}))?\s*(?P<half>[ap])\.?\s?m\b\.?"
     r"|(?<!\w)(?P<twelve>12\s*(?:noon|midday|midnight))(?!\w)"
     r"|(?:(?<=\d)T|(?<![\w:.]))(?P<time>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)"
-    r"(?:Z|[+-]\d{2}:\d{2})?(?!\w|:\d)"
+    r"(?:Z|(?:(?<=:\d\d:\d\d)|(?<=T\d\d:\d\d)|(?<=\.\d\d\d))[+-]\d{2}:\d{2})?(?!\w|:\d)"
     # numbers: 30, 30.5, 1,200.00, 3rd; 10 percent, 374 dollars and 50 cents, 50 cents
     r"|(?<![\w.,])(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<nth>st|nd|rd|th)?"
     r"(?!\w|[.,]\d)(?:\s+(?:percent|per\s+cent)\b|\s+(?:dollars?|usd|bucks|euros?)\b"
@@ -106,14 +106,69 @@ def _remembered(text: str) -> tuple[str, ...]:
 def _tokenize(text: str) -> tuple[str, ...]:
     """The text's tokens; where it says a value in words ("thirty", "at example dot com"),
     those of the text with the value written as usual, read again."""
-    text = _SIZES.sub(lambda m: "X" + m.group(1)[0].upper(), _OCLOCK.sub(r"\1:00", text))
+    text = _SIZES.sub(lambda m: "X" + m.group(1)[0].upper(), _said_time(text))
     out, spelled = _read(text)
     if spelled:
-        written = _OCLOCK.sub(r"\1:00", write_out(_SPOKEN_EMAIL.sub(_written_email, text)))
+        written = _said_time(write_out(_SPOKEN_EMAIL.sub(_written_email, text)))
         written = _SAID_PHONE.sub(r"\1-\2-\3", written)
         if written != text:
             out, _ = _read(written)
-    return tuple(out)
+    return tuple(_ranges(out))
+
+
+def _said_time(text: str) -> str:
+    """Times said the way people say them, written as clocks do: "two o'clock" is 2:00, "half
+    past two" 2:30, "a quarter to three" 2:45, and "in the afternoon" (or evening, or
+    "tomorrow afternoon") after an hour makes it PM."""
+    text = _OCLOCK.sub(r"\1:00", text)
+    text = _PAST.sub(lambda m: f"{m.group(2)}:{_QUARTERS[m.group(1).lower()]:02d}", text)
+    text = _TO.sub(lambda m: f"{(int(m.group(1)) - 2) % 12 + 1}:45", text)
+    return _PART_OF_DAY.sub(_part_of_day, text)
+
+
+def _part_of_day(match: re.Match[str]) -> str:
+    clock = match.group("clock")
+    half = "am" if match.group("part").lower() == "morning" else "pm"
+    return f"{clock if ':' in clock else clock + ':00'} {half}{match.group('rest')}"
+
+
+_QUARTERS = {"half": 30, "quarter": 15}
+_PAST = re.compile(r"\b(?:a\s+)?(half|quarter)\s+past\s+(\d{1,2})\b(?!:)", re.IGNORECASE)
+_TO = re.compile(r"\b(?:a\s+)?quarter\s+to\s+(\d{1,2})\b(?!:)", re.IGNORECASE)
+_PART_OF_DAY = re.compile(
+    r"(?<![\w:.])(?P<clock>\d{1,2}(?::\d{2})?)(?!\s*[ap]\.?\s?m\b)(?P<rest>\s+(?:(?:today|"
+    r"tomorrow|tonight|this|that|on\s+\w+day)\s+)?(?:in\s+the\s+)?(?P<part>morning|afternoon|"
+    r"evening))\b",
+    re.IGNORECASE,
+)
+"""An hour with the part of the day it falls in ("2:30 in the afternoon", "8 tomorrow
+morning"); said after the hour, it says whether the hour is AM or PM."""
+
+
+_RANGE_WORDS = frozenset({"to", "through", "thru", "till", "until"})
+_RANGE_ENDS = re.compile(
+    r"\d{2}:\d{2}|(?:mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?", re.IGNORECASE
+)
+
+
+def _ranges(said: list[str]) -> list[str]:
+    """A range said in words is the range written with a dash: "Monday to Friday" reads as
+    "Monday-Friday", "10:00 until 18:00" as "10:00-18:00"; of two, "the most recent" is "the
+    more recent"."""
+    said = [
+        "more" if t == "most" and 0 < i < len(said) - 1 and said[i - 1] == "the" else t
+        for i, t in enumerate(said)
+    ]
+    return [
+        token
+        for i, token in enumerate(said)
+        if not (
+            token in _RANGE_WORDS
+            and 0 < i < len(said) - 1
+            and _RANGE_ENDS.fullmatch(said[i - 1])
+            and _RANGE_ENDS.fullmatch(said[i + 1])
+        )
+    ]
 
 
 _SAID_PHONE = re.compile(r"\b(\d{3}),?\s+(\d{3}),?\s+(\d{4})\b")
@@ -154,12 +209,23 @@ def _read(text: str) -> tuple[list[str], bool]:
         lowered = word.lower()
         if lowered in _SPELLED or (lowered == "at" and _bracketed(text, match.start())):
             spelled = True
-        out.append(_number(word) if word.isdecimal() else word_form(word))
+        weekday = _WEEKDAY_SHORT.get(lowered) if word[0].isupper() or lowered in _PLAIN else None
+        out.append(_number(word) if word.isdecimal() else weekday or word_form(word))
         raw.append(lowered)
     for i in range(len(raw) - 1):
         if raw[i].endswith("ing") and raw[i + 1] in COMPOUND_HEADS:
             out[i] = raw[i]
     return out, spelled
+
+
+_WEEKDAY_SHORT = {
+    "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
+    "thu": "thursday", "thur": "thursday", "thurs": "thursday", "fri": "friday",
+    "sat": "saturday", "sun": "sunday",
+}  # fmt: skip
+"""A weekday written short ("Mon", "Tues", "Thurs") is the weekday."""
+_PLAIN = frozenset({"mon", "tue", "tues", "thu", "thur", "thurs", "fri"})
+"""Short weekdays that are no other word in lower case too ("sat", "sun" and "wed" are)."""
 
 
 def _bracketed(text: str, start: int) -> bool:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from toolproof.meaning.actions import actions_named, vocabulary
 from toolproof.meaning.clauses import read
 from toolproof.meaning.dialogue import holds, solicits
-from toolproof.meaning.proposals import Scene, binds
+from toolproof.meaning.proposals import Scene, binds, in_context
 from toolproof.meaning.records import Records
 from toolproof.meaning.values import tokens
 from toolproof.spec.expectations import Action
@@ -72,12 +72,26 @@ class Listener:
         if actions_named(reading, words):
             return True
         scene = self._scene()
+        pending = self._pending()
+        joined = in_context(reading, self._before(reply), words, scene.records)
         return any(
-            binds(
-                reading, a.tool, a.args, self.desk.parameters.get(a.tool, {}), scene, words
-            ).proposed
-            for a in self._pending()
+            binds(said, a.tool, a.args, self.desk.parameters.get(a.tool, {}), scene, words).proposed
+            for a in pending
+            for said in dict.fromkeys((reading, joined))
         )
+
+    def _before(self, reply: str) -> str | None:
+        """The agent's message before this reply and what the user said since (or the
+        user's request, where this reply is the agent's first)."""
+        since: list[str] = []
+        messages = self.transcript.messages()
+        if messages and messages[-1].role == "assistant" and messages[-1].content == reply:
+            messages = messages[:-1]
+        for message in messages:
+            if message.role == "assistant":
+                since = []
+            since.append(message.content)
+        return "\n".join(since) or None
 
     def _pending(self) -> list[Action]:
         """The task's gold writes the conversation has not yet made."""
