@@ -21,7 +21,7 @@ from datetime import date
 from typing import Any
 
 from toolproof.meaning.actions import Vocabulary, actions_named, name_words, named_at, reads_named
-from toolproof.meaning.clauses import Reading, read
+from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.meaning.records import (
     ID_FIELD,
     Record,
@@ -103,7 +103,14 @@ def binds(
         for _, value, _ in _leaves(arguments, parameters)
         if (r := scene.records.named(value)) is not None
     ]
-    about = {r.key for r in focus(scene)}
+    # The records the user's request is about (the shipment, the customer) are every
+    # action's object and tell no action apart; a van or a slot the agent brought in does.
+    heard = Reading(
+        " ".join(scene.heard),
+        scene.heard,
+        (Clause("", 0, len(scene.heard), 0, False, None, False),),
+    )
+    about = {r.key for r in focus(scene) if referred(heard, r, scene.records)}
     others = sorted({p for t, places in named.items() if t != tool for p in places})
     distinctive = 0
     for path, value, schema in _leaves(arguments, parameters):
@@ -142,17 +149,21 @@ def bare(reading: Reading, vocabulary: Vocabulary, records: Records) -> bool:
 
 def in_context(
     reading: Reading,
-    before: str | None,
+    before: Sequence[str],
     vocabulary: Vocabulary,
     records: Records,
-) -> Reading:
-    """What a message proposes is read with what came before it (`before`: the agent's
-    previous message and what the user said since, or the user's request where the agent had
-    said nothing yet) where its question is bare: "Unfortunately opting her in isn't possible.
-    Is that OK?" asks whether to go on with the change the user asked for."""
-    if before is None or not bare(reading, vocabulary, records):
-        return reading
-    return read(f"{before}\n{reading.text}")
+) -> list[Reading]:
+    """Where a message's question is bare, the readings of it with what came before it
+    (`before`: the agent's previous message and what the user said since, or the user's
+    request where the agent had said nothing yet): with the agent's previous message, with
+    the user's words since, and with both. "Unfortunately opting her in isn't possible. Is
+    that OK?" asks whether to go on with the change the user asked for; "Done that way. Shall
+    I go ahead?" after a correction asks about the proposal as corrected."""
+    if not before or not bare(reading, vocabulary, records):
+        return []
+    first, *rest = before
+    pieces = [[first], rest, [first, *rest]] if rest else [[first]]
+    return [read("\n".join([*piece, reading.text])) for piece in pieces if piece]
 
 
 def _refers(check: _Check, record: Record, skip: Sequence[int] = ()) -> bool:

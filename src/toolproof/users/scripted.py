@@ -73,14 +73,14 @@ class Listener:
             return True
         scene = self._scene()
         pending = self._pending()
-        joined = in_context(reading, self._before(reply), words, scene.records)
+        readings = [reading, *in_context(reading, self._before(reply), words, scene.records)]
         return any(
             binds(said, a.tool, a.args, self.desk.parameters.get(a.tool, {}), scene, words).proposed
             for a in pending
-            for said in dict.fromkeys((reading, joined))
+            for said in readings
         )
 
-    def _before(self, reply: str) -> str | None:
+    def _before(self, reply: str) -> list[str]:
         """The agent's message before this reply and what the user said since (or the
         user's request, where this reply is the agent's first)."""
         since: list[str] = []
@@ -91,7 +91,7 @@ class Listener:
             if message.role == "assistant":
                 since = []
             since.append(message.content)
-        return "\n".join(since) or None
+        return since
 
     def _pending(self) -> list[Action]:
         """The task's gold writes the conversation has not yet made."""
