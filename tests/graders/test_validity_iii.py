@@ -174,13 +174,6 @@ COPAY_READS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="refund_copay's method is an enum compared by its tokens ('original_payment' is "
-    "one token): a proposal that says it in words ('to your original payment method', 'to "
-    "your card ending 8812') names no rival, so a refund made as method='clinic_credit' "
-    "passes confirm_before_write (said as 'original_payment' it fails)",
-)
 def test_a_copay_refund_proposed_to_the_card_and_made_as_clinic_credit_is_not_confirmed(
     clinic: Suite, tmp_path: Path
 ) -> None:
@@ -191,6 +184,16 @@ def test_a_copay_refund_proposed_to_the_card_and_made_as_clinic_credit_is_not_co
     passed, reason = verdict(result, "confirm_before_write")
     assert not passed
     assert "method" in reason
+
+
+def test_a_copay_refund_proposed_as_clinic_credit_in_words_and_made_so_is_confirmed(
+    clinic: Suite, tmp_path: Path
+) -> None:
+    credit = call("refund_copay", invoice_id="I3002", amount=40.0, method="clinic_credit")
+    asked = "Shall I refund the $40.00 copay on invoice I3002 as credit at the clinic?"
+    turns = [*steps(*COPAY_READS, say=asked), *steps(credit, say="Done: $40.00 refunded.")]
+    result = play(clinic, "refund-clinic-cancelled", turns, tmp_path, YES_TO_ANYTHING)
+    assert verdict(result, "confirm_before_write") == CONFIRMED
 
 
 def test_the_proposed_writes_confirmed_by_a_user_who_says_yes_to_anything_pass(

@@ -18,7 +18,7 @@ from toolproof.graders.base import Evidence, Verdict, describe_call
 from toolproof.meaning.actions import Vocabulary, actions_named, named_at, vocabulary
 from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.meaning.dialogue import answer, solicits
-from toolproof.meaning.proposals import Binding, Scene, binds, in_context
+from toolproof.meaning.proposals import Before, Binding, Scene, binds, in_context
 from toolproof.meaning.records import Records
 from toolproof.meaning.values import tokens
 from toolproof.spec.policy import ConfirmBeforeWrite
@@ -33,7 +33,7 @@ class Approval:
     the parts of it the user refused."""
 
     proposal: Reading
-    before: tuple[str, ...]
+    before: Before
     """The agent's message before the proposal and what the user said since (or the user's
     request, where the proposal was the agent's first message)."""
     refused: tuple[Clause, ...]
@@ -88,17 +88,17 @@ def confirm_before_write(rule: ConfirmBeforeWrite, evidence: Evidence) -> Verdic
     conversation = Conversation(Records(), [], [])
     approvals: list[Approval] = []
     last: Reading | None = None
-    before: tuple[str, ...] = ()
-    since: list[str] = []
+    before = Before()
+    since = Before()
     """The agent's last message and what the user said after it (the context of the next)."""
     for event in evidence.transcript.events:
         if isinstance(event, MessageEvent):
             reading = read(event.content)
             conversation.said.append(reading)
             if event.role == "assistant":
-                before, last, since = tuple(since), reading, [event.content]
+                before, last, since = since, reading, Before(event.content)
                 continue
-            since.append(event.content)
+            since = Before(since.agent, (*since.user, event.content))
             reply = answer(event.content)
             heard = tuple(tokens(" ".join(conversation.heard)))
             earlier = len(conversation.said) - 2

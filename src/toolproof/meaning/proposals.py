@@ -75,6 +75,8 @@ class _Check:
     """Those, the records the conversation is about, and the call's own records."""
     acting: set[int] = field(default_factory=set)
     """The places of the sentences that name a write's action (where its values are)."""
+    actions: set[str] = field(default_factory=set)
+    """The words of the names of the write tools whose action the message names."""
 
 
 def binds(
@@ -92,6 +94,7 @@ def binds(
     if not named and reads_named(reading, vocabulary):
         return Binding(False, "it proposed looking something up, not a change")
     check = _Check(reading, scene, parameters, arguments)
+    check.actions = {w for t in named for w in tokens(" ".join(name_words(t)))}
     sentences = {reading.clause_at(p).sentence for places in named.values() for p in places}
     check.acting = {
         p for c in reading.clauses if c.sentence in sentences for p in range(c.start, c.end)
@@ -147,23 +150,36 @@ def bare(reading: Reading, vocabulary: Vocabulary, records: Records) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Before:
+    """What came before an agent message: the agent's previous message (None where this is
+    its first) and what the user said since."""
+
+    agent: str | None = None
+    user: tuple[str, ...] = ()
+
+
 def in_context(
-    reading: Reading,
-    before: Sequence[str],
-    vocabulary: Vocabulary,
-    records: Records,
+    reading: Reading, before: Before, vocabulary: Vocabulary, records: Records
 ) -> list[Reading]:
-    """Where a message's question is bare, the readings of it with what came before it
-    (`before`: the agent's previous message and what the user said since, or the user's
-    request where the agent had said nothing yet): with the agent's previous message, with
-    the user's words since, and with both. "Unfortunately opting her in isn't possible. Is
-    that OK?" asks whether to go on with the change the user asked for; "Done that way. Shall
-    I go ahead?" after a correction asks about the proposal as corrected."""
-    if not before or not bare(reading, vocabulary, records):
+    """Where a message's question is bare, the readings of it with what came before it: with
+    the agent's previous message, with the user's words since, and with both. "Sure, HubSpot's
+    record will survive then. Shall I go ahead?" after a correction asks about the proposal as
+    corrected; "Unfortunately opting her in isn't possible: HubSpot has her as unsubscribed.
+    Is that OK?" asks whether to go on with the change the user asked for. The user's words
+    alone give no details the agent never stated: a message that is only "Please confirm if
+    you would like to proceed" after the user's request refers to no record, and proposes
+    nothing."""
+    if not bare(reading, vocabulary, records):
         return []
-    first, *rest = before
-    pieces = [[first], rest, [first, *rest]] if rest else [[first]]
-    return [read("\n".join([*piece, reading.text])) for piece in pieces if piece]
+    pieces: list[list[str]] = []
+    if before.agent is not None:
+        pieces.append([before.agent])
+    if before.user and any(referred(reading, r, records) for r in records.items):
+        pieces.append(list(before.user))
+    if before.agent is not None and before.user:
+        pieces.append([before.agent, *before.user])
+    return [read("\n".join([*piece, reading.text])) for piece in pieces]
 
 
 def _refers(check: _Check, record: Record, skip: Sequence[int] = ()) -> bool:
@@ -204,8 +220,20 @@ def _argument(check: _Check, path: str, value: Any, schema: Mapping[str, Any]) -
         return
     if isinstance(value, bool) or "enum" in schema:
         rivals = [str(v) for v in schema.get("enum", []) if str(v) != str(value)]
-        said = [r for r in rivals if _stated(reading, tokens(r))]
-        if _stated(reading, tokens(str(value))):
+        own = set(tokens(str(value).replace("_", " ")))
+        said = [
+            r
+            for r in rivals
+            if _stated(reading, tokens(r))
+            or (
+                _choice_stated(reading, r)
+                and not any(
+                    reading.find([w]) or w in check.actions
+                    for w in own - set(tokens(r.replace("_", " ")))
+                )
+            )
+        ]
+        if _choice_stated(reading, str(value)):
             check.explicit += 1
         elif said:
             check.problems.append(f"{path}: it proposed {said[0]!r}, not {value!r}")
@@ -338,6 +366,27 @@ def focus(scene: Scene) -> list[Record]:
                 found.setdefault(kind, set()).add(record.key)
                 first.setdefault(record.key, record)
     return [first[next(iter(keys))] for keys in found.values() if len(keys) == 1]
+
+
+def _choice_stated(reading: Reading, choice: str) -> bool:
+    """An allowed value of a parameter is stated as written, in words ("original payment"
+    of `original_payment`), or by all its words in one clause ("as credit at the clinic" of
+    `clinic_credit`). Said in words, another allowed value is a rival only where none of the
+    value's own words is said (or named by the action the message names): "swap the tee and
+    text you the return label" proposes the `exchange_confirmed` text (which carries the
+    label), not `return_label`."""
+    if _stated(reading, tokens(choice)):
+        return True
+    words = tokens(choice.replace("_", " "))
+    if len(words) < 2:
+        return False
+    if _stated(reading, words):
+        return True
+    return any(
+        all(any(c.start <= p < c.end for p in reading.find([w])) for w in words)
+        and c.negated_at is None
+        for c in reading.clauses
+    )
 
 
 def _stated(reading: Reading, value: list[str]) -> bool:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from toolproof.meaning.actions import actions_named, vocabulary
 from toolproof.meaning.clauses import read
 from toolproof.meaning.dialogue import holds, solicits
-from toolproof.meaning.proposals import Scene, binds, in_context
+from toolproof.meaning.proposals import Before, Scene, binds, in_context
 from toolproof.meaning.records import Records
 from toolproof.meaning.values import tokens
 from toolproof.spec.expectations import Action
@@ -80,18 +80,18 @@ class Listener:
             for said in readings
         )
 
-    def _before(self, reply: str) -> list[str]:
-        """The agent's message before this reply and what the user said since (or the
-        user's request, where this reply is the agent's first)."""
-        since: list[str] = []
+    def _before(self, reply: str) -> Before:
+        """The agent's message before this reply and what the user said since."""
+        before = Before()
         messages = self.transcript.messages()
         if messages and messages[-1].role == "assistant" and messages[-1].content == reply:
             messages = messages[:-1]
         for message in messages:
             if message.role == "assistant":
-                since = []
-            since.append(message.content)
-        return since
+                before = Before(message.content)
+            else:
+                before = Before(before.agent, (*before.user, message.content))
+        return before
 
     def _pending(self) -> list[Action]:
         """The task's gold writes the conversation has not yet made."""
