@@ -24,6 +24,7 @@ from toolproof.meaning.actions import Vocabulary, actions_named, name_words, nam
 from toolproof.meaning.clauses import Clause, Reading, read
 from toolproof.meaning.records import (
     ID_FIELD,
+    NAME_FIELD,
     Record,
     Records,
     described_together,
@@ -99,7 +100,8 @@ def binds(
     check.acting = {
         p for c in reading.clauses if c.sentence in sentences for p in range(c.start, c.end)
     }
-    check.named = [r for r in scene.records.items if _refers(check, r)]
+    verbs = {p for places in actions_named(reading, vocabulary, False).values() for p in places}
+    check.named = [r for r in scene.records.items if _refers(check, r, sorted(verbs))]
     check.context = [*check.named, *focus(scene)]
     check.context += [
         r
@@ -128,7 +130,7 @@ def binds(
             distinctive += 1
     if named and tool not in named and distinctive == 0:
         return Binding(False, f"it proposed {', '.join(sorted(named))}, not {tool}")
-    check.problems += _swapped_roles(check)
+    check.problems += _swapped_roles(check) + _left_out(check)
     if check.problems:
         return Binding(False, "; ".join(check.problems), check.explicit)
     if not named and check.explicit == 0:
@@ -183,12 +185,52 @@ def in_context(
 
 
 def _refers(check: _Check, record: Record, skip: Sequence[int] = ()) -> bool:
+    """The message refers to the record by what it says, not by an action's verb ("Shall I
+    cancel H2003?" does not name the one appointment whose status is `cancelled`)."""
     positions = [p for p in range(len(check.reading.tokens)) if not _denied(check.reading, p)]
     return bool(referred(check.reading, record, check.scene.records, skip, positions))
 
 
 def _denied(reading: Reading, position: int) -> bool:
     return reading.clause_at(position).denies(position)
+
+
+def _left_out(check: _Check) -> list[str]:
+    """Records the proposal gave a parameter that the call leaves out: "assign V106 with Ana
+    Ramirez" proposes her as the driver, and a call without a driver takes the van's
+    regular one. A record counts when its own id field is that parameter, the sentence that
+    names the action names it by its id or name, not denied, and no record the call holds
+    has it (the van's own regular driver comes with the van)."""
+    properties = check.schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return []
+    given = {str(v) for _, v, _ in _leaves(check.call, check.schema)}
+    held = [r for v in given if (r := check.scene.records.named(v)) is not None]
+    by_key = check.scene.records.by_key
+    out = []
+    for name in properties:
+        if check.call.get(name) not in (None, ""):
+            continue
+        # what a held record shows in the parameter's own field may be a write's result
+        implied = {str(v) for r in held for f, v in r.values if f != name} | {
+            str(by_key[k].key)
+            for h in held
+            for k in h.links
+            if k in by_key and (name, by_key[k].key) not in h.values
+        }
+        for record in check.named:
+            if (
+                record.key is None
+                or record.key in given | implied
+                or (name, record.key) not in record.values
+            ):
+                continue
+            called = [record.key] + [v for f, v in record.values if NAME_FIELD.search(f)]
+            places = [p for c in called for p in check.reading.find(tokens(c))]
+            if any(p in check.acting and not _denied(check.reading, p) for p in places):
+                out.append(f"{name}: it proposed {record.key!r}, which the call leaves out")
+                break
+    return out
 
 
 def _leaves(
@@ -219,6 +261,7 @@ def _argument(check: _Check, path: str, value: Any, schema: Mapping[str, Any]) -
         _record_argument(check, path, record)
         return
     if isinstance(value, bool) or "enum" in schema:
+        default = schema.get("default")
         rivals = [str(v) for v in schema.get("enum", []) if str(v) != str(value)]
         own = set(tokens(str(value).replace("_", " ")))
         said = [
@@ -237,6 +280,8 @@ def _argument(check: _Check, path: str, value: Any, schema: Mapping[str, Any]) -
             check.explicit += 1
         elif said:
             check.problems.append(f"{path}: it proposed {said[0]!r}, not {value!r}")
+        elif default is not None and str(default) != str(value) and "enum" in schema:
+            check.problems.append(f"{path}: {value!r} was never stated (unsaid, it is {default!r})")
         return
     said = tokens(str(value))
     if _stated(reading, said) or _weekday_of(reading, said) or _per_unit(reading, said):
