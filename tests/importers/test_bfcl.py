@@ -1,7 +1,7 @@
 """`toolproof import bfcl`: BFCL's backends kept in the world change as BFCL changes them,
 the imported suite is sound (the oracle passes, every baseline fails), and toolproof's
 verdicts agree with BFCL's own multi-turn checker on a handful of entries, but for a write
-made twice, which toolproof fails."""
+made twice, which toolproof fails by design."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import (
 )
 
 from toolproof.importers.bfcl import decode, encode, invoke, load_entries, parse_call
-from toolproof.importers.bfcl.agreement import KINDS, measure
+from toolproof.importers.bfcl.agreement import KINDS, STRICTER_BY_DESIGN, measure
 from toolproof.importers.bfcl.state import load_instance
 from toolproof.tools import ToolError
 from toolproof.world import World
@@ -104,17 +104,24 @@ def test_toolproof_and_bfcl_verdicts_agree_on_ground_truth_nothing_and_perturbat
     agreement = measure("base", 2)
     kinds = {g.kind for g in agreement.graded}
     assert kinds == set(KINDS)
+    agreed, total = agreement.alike(headline=True)
+    assert total == len(agreement.graded) - 2  # the two writes made twice left out
+    assert agreed / total >= 0.99, agreement.unexplained()
+    assert agreement.unexplained() == []
     for graded in agreement.graded:
         if graded.kind == "ground-truth":
             assert graded.toolproof and graded.bfcl, graded
         if graded.kind == "do-nothing":
             assert not graded.toolproof and not graded.bfcl, graded
-        if graded.kind == "duplicate-write":
-            assert not graded.toolproof, graded
-            if graded.bfcl:
-                assert graded.toolproof_reason.startswith("writes: a duplicate write: "), graded
-        else:
-            assert graded.agrees, graded
+    assert set(STRICTER_BY_DESIGN) == {"duplicate-write"}
+    twice = [g for g in agreement.graded if g.kind == "duplicate-write"]
+    assert len(twice) == 2
+    for graded in twice:  # BFCL compares state and results; toolproof, every write made
+        assert not graded.toolproof, graded
+        if graded.bfcl:
+            assert graded.toolproof_reason.startswith("writes: a duplicate write: "), graded
+    passed_by_bfcl = [g for g in twice if g.bfcl]
+    assert passed_by_bfcl and agreement.by_design() == passed_by_bfcl
 
 
 @pytest.mark.slow

@@ -1,8 +1,8 @@
 """`toolproof import tau2`: tau2's tools over the world change it as they change tau2's own
 database, the imported suite is sound where tau2 can grade and unsound (located) where it
 cannot, telecom is refused with why, and toolproof's verdicts agree with tau2's evaluator on
-two tasks, but for a write made twice, which toolproof fails and tau2's database check cannot
-see."""
+two tasks, but for a write made twice, which toolproof fails by design and tau2's database
+check cannot see."""
 
 from __future__ import annotations
 
@@ -22,7 +22,13 @@ pytest.importorskip(
 
 from toolproof.errors import UsageError
 from toolproof.importers.tau2 import import_tau2, invoke, load_domain
-from toolproof.importers.tau2.agreement import KINDS, measure
+from toolproof.importers.tau2.agreement import (
+    KINDS,
+    STRICTER_BY_DESIGN,
+    measure,
+    replay_gold,
+    trajectories,
+)
 from toolproof.importers.tau2.data import tau2_module, tool_kinds
 from toolproof.importers.tau2.suite import left_out, replay, task_data
 from toolproof.runner.run import RunRequest, run_suite
@@ -155,22 +161,52 @@ def test_import_and_validate_pass_sound_tasks_and_locate_those_tau2_cannot_grade
     assert "production" in out and "v2-api" in out
 
 
+def test_agreement_makes_a_done_write_twice_and_swaps_only_what_the_agent_could_know() -> None:
+    retail = load_domain("retail")
+    world = World.from_data(retail.load_db().model_dump(mode="json"))
+    writes = {name for name, kind in tool_kinds(retail).items() if kind == "write"}
+    made = {
+        str(t.id): trajectories(t, writes, replay_gold(world, "retail", t))
+        for t in retail.tasks
+        if str(t.id) in ("12", "16", "64")
+    }
+    assert "extra-write" not in made["12"]  # its one write is refused: no write is done
+    twice = [name for name, _ in made["64"]["extra-write"].calls]
+    assert twice[-3:] == [  # the exchange is refused, the modification done, and made again
+        "exchange_delivered_order_items",
+        "modify_pending_order_items",
+        "modify_pending_order_items",
+    ]
+    # retail 16's user gives a name and zip, not the id find_user_id_by_name_zip finds, so
+    # get_user_details is not swapped ahead of that lookup
+    swapped = [name for name, _ in made["16"]["swap-order"].calls]
+    assert swapped[:2] == ["find_user_id_by_name_zip", "get_user_details"]
+    assert made["16"]["swap-order"].calls != made["16"]["gold"].calls
+
+
 @pytest.mark.slow
 def test_toolproof_and_tau2_verdicts_agree_on_gold_nothing_and_perturbations() -> None:
     agreement = measure("airline", 2, ids=["7", "14"])
     assert {g.task for g in agreement.graded} == {"airline-7", "airline-14"}
     assert {g.kind for g in agreement.graded} == set(KINDS)
+    agreed, total = agreement.alike(headline=True)
+    assert total == len(agreement.graded) - 2  # the two writes made twice left out
+    assert agreed / total >= 0.99, agreement.unexplained()
+    assert agreement.unexplained() == []
     for graded in agreement.graded:
         if graded.kind == "gold":
             assert graded.toolproof and graded.tau2, graded
         if graded.kind in ("do-nothing", "drop-write", "missing-fact"):
             assert not graded.toolproof and not graded.tau2, graded
-        if graded.kind == "extra-write":
-            assert not graded.toolproof, graded
-            if graded.tau2:
-                assert graded.toolproof_reason.startswith("writes: a duplicate write: "), graded
-        else:
-            assert graded.agrees, graded
+    assert set(STRICTER_BY_DESIGN) == {"extra-write"}
+    twice = [g for g in agreement.graded if g.kind == "extra-write"]
+    assert len(twice) == 2
+    for graded in twice:  # tau2 sees where the database ends; toolproof, every write made
+        assert not graded.toolproof, graded
+        if graded.tau2:
+            assert graded.toolproof_reason.startswith("writes: a duplicate write: "), graded
+    passed_by_tau2 = [g for g in twice if g.tau2]
+    assert passed_by_tau2 and agreement.by_design() == passed_by_tau2
 
 
 @pytest.mark.slow

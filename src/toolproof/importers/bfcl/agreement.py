@@ -2,7 +2,10 @@
 checker, on the same trajectories: the ground truth, an agent that does nothing, and the
 ground truth perturbed (a call dropped, an argument changed, a write duplicated, two calls
 swapped). Each trajectory is graded by BFCL's `multi_turn_checker` and by a toolproof run of
-the imported suite with a scripted agent making exactly those calls."""
+the imported suite with a scripted agent making exactly those calls.
+
+On some kinds toolproof is stricter than BFCL by design (`STRICTER_BY_DESIGN`): there the two
+define different things, and the headline agreement leaves those kinds out."""
 
 from __future__ import annotations
 
@@ -32,6 +35,28 @@ Trajectory = list[list[Call]]
 KINDS = ("ground-truth", "do-nothing", "drop-call", "change-arg", "duplicate-write", "swap-calls")
 
 
+@dataclass(frozen=True)
+class ByDesign:
+    """A trajectory kind on which toolproof is stricter than the other grader by design."""
+
+    mark: str
+    """What toolproof fails there, as the table marks the kind."""
+    reason: str
+    """How toolproof's reason starts on each trajectory of the kind the other grader passes."""
+    why: str
+
+
+STRICTER_BY_DESIGN = {
+    "duplicate-write": ByDesign(
+        mark="a duplicate write",
+        reason="writes: a duplicate write: ",
+        why="BFCL compares the state and what the calls returned; toolproof fails a write "
+        "done and made again, even where the second call is refused or changes nothing",
+    ),
+}
+"""The kinds where toolproof and BFCL grade different things on purpose, with why."""
+
+
 @dataclass
 class Graded:
     """One trajectory of one entry, as both graders judged it."""
@@ -54,6 +79,32 @@ class Agreement:
 
     graded: list[Graded] = field(default_factory=list)
     not_applicable: dict[str, int] = field(default_factory=dict)
+
+    def alike(self, headline: bool = False) -> tuple[int, int]:
+        """How many trajectories both graders grade alike, of how many: all of them, or for
+        the headline those of the kinds both graders define alike (not `STRICTER_BY_DESIGN`)."""
+        rows = [g for g in self.graded if not (headline and g.kind in STRICTER_BY_DESIGN)]
+        return sum(g.agrees for g in rows), len(rows)
+
+    def by_design(self) -> list[Graded]:
+        """The disagreements a stricter-by-design kind explains: BFCL passes, and toolproof
+        fails for that kind's reason."""
+        return [g for g in self.graded if explained(g)]
+
+    def unexplained(self) -> list[Graded]:
+        """Every other disagreement."""
+        return [g for g in self.graded if not g.agrees and not explained(g)]
+
+
+def explained(graded: Graded) -> bool:
+    """Whether the trajectory is a disagreement its kind's design explains."""
+    design = STRICTER_BY_DESIGN.get(graded.kind)
+    return (
+        design is not None
+        and graded.bfcl
+        and not graded.toolproof
+        and graded.toolproof_reason.startswith(design.reason)
+    )
 
 
 def perturbations(entry: Entry, writes: set[str]) -> dict[str, Trajectory]:

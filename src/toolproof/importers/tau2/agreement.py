@@ -1,10 +1,13 @@
 """How far toolproof's verdict on an imported tau2 task agrees with tau2's own evaluator,
 on the same trajectories: the gold actions, an agent that does nothing, and the gold
-actions perturbed (a write dropped, an argument changed, an extra write, two actions
+actions perturbed (a write dropped, an argument changed, a write made twice, two actions
 swapped, every fact left unsaid). Each trajectory is graded by tau2's evaluator, which
 replays its calls in tau2's own environment (database, actions and communicate_info, as the
 task's reward basis says; nl assertions are left out, as in tau2's default evaluation), and
-by a toolproof run of the imported suite with a scripted agent making exactly those calls."""
+by a toolproof run of the imported suite with a scripted agent making exactly those calls.
+
+On some kinds toolproof is stricter than tau2 by design (`STRICTER_BY_DESIGN`): there the two
+define different things, and the headline agreement leaves those kinds out."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import yaml
 
 from toolproof.importers.tau2.data import Domain, load_domain, tau2_module, tool_kinds
 from toolproof.importers.tau2.state import invoke
-from toolproof.importers.tau2.suite import OPENING, import_tau2, task_id
+from toolproof.importers.tau2.suite import OPENING, import_tau2, instructions, task_id
 from toolproof.suite import Suite, load_suite
 from toolproof.tools import ToolError
 from toolproof.world import World
@@ -36,6 +39,28 @@ KINDS = (
 )
 
 Call = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ByDesign:
+    """A trajectory kind on which toolproof is stricter than the other grader by design."""
+
+    mark: str
+    """What toolproof fails there, as the table marks the kind."""
+    reason: str
+    """How toolproof's reason starts on each trajectory of the kind the other grader passes."""
+    why: str
+
+
+STRICTER_BY_DESIGN = {
+    "extra-write": ByDesign(
+        mark="a duplicate write",
+        reason="writes: a duplicate write: ",
+        why="tau2 compares only the final database; toolproof fails a write done and made "
+        "again, whatever the system answered the second time",
+    ),
+}
+"""The kinds where toolproof and tau2 grade different things on purpose, with why."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +94,32 @@ class Agreement:
     graded: list[Graded] = field(default_factory=list)
     not_applicable: dict[str, int] = field(default_factory=dict)
 
+    def alike(self, headline: bool = False) -> tuple[int, int]:
+        """How many trajectories both graders grade alike, of how many: all of them, or for
+        the headline those of the kinds both graders define alike (not `STRICTER_BY_DESIGN`)."""
+        rows = [g for g in self.graded if not (headline and g.kind in STRICTER_BY_DESIGN)]
+        return sum(g.agrees for g in rows), len(rows)
+
+    def by_design(self) -> list[Graded]:
+        """The disagreements a stricter-by-design kind explains: tau2 passes, and toolproof
+        fails for that kind's reason."""
+        return [g for g in self.graded if explained(g)]
+
+    def unexplained(self) -> list[Graded]:
+        """Every other disagreement."""
+        return [g for g in self.graded if not g.agrees and not explained(g)]
+
+
+def explained(graded: Graded) -> bool:
+    """Whether the trajectory is a disagreement its kind's design explains."""
+    design = STRICTER_BY_DESIGN.get(graded.kind)
+    return (
+        design is not None
+        and graded.tau2
+        and not graded.toolproof
+        and graded.toolproof_reason.startswith(design.reason)
+    )
+
 
 def final_message(facts: list[str]) -> str:
     """The agent's closing message, saying every fact."""
@@ -77,11 +128,27 @@ def final_message(facts: list[str]) -> str:
     return "Done. " + " ".join(f"{fact}." for fact in facts)
 
 
-def trajectories(task: Any, writes: set[str]) -> dict[str, Trajectory]:
-    """A task's trajectories by kind; a perturbation with nothing to act on (no write, no
-    two different adjacent actions, no fact) is left out."""
+@dataclass(frozen=True)
+class Replayed:
+    """One gold action replayed after the ones before it: whether the system did it, and
+    what it answered."""
+
+    succeeded: bool
+    answer: Any
+
+
+def trajectories(
+    task: Any, writes: set[str], replayed: list[Replayed] | None = None
+) -> dict[str, Trajectory]:
+    """A task's trajectories by kind; a perturbation with nothing to act on is left out: no
+    write; no write that succeeds, to make twice; no two different adjacent actions that can
+    be made the other way round (the second does not use a text that only the first one's
+    answer showed, like a user id `find_user_id_by_email` found: made first, it would use
+    what the agent could not know yet); no fact. `replayed` is the gold actions replayed in
+    order (`replay_gold`); without it, every action is taken to succeed and to show nothing."""
     criteria = task.evaluation_criteria
     gold: list[Call] = [(a.name, dict(a.arguments)) for a in criteria.actions or []]
+    played = replayed if replayed is not None else [Replayed(True, None)] * len(gold)
     facts = [str(f) for f in criteria.communicate_info or []]
     said = final_message(facts)
     out = {"gold": Trajectory(gold, said), "do-nothing": Trajectory([], "Done.")}
@@ -94,16 +161,49 @@ def trajectories(task: Any, writes: set[str]) -> dict[str, Trajectory]:
             if changed is not None:
                 out["change-arg"] = Trajectory([*gold[:i], changed, *gold[i + 1 :]], said)
                 break
-        first = spots[0]
+    done = [i for i in spots if played[i].succeeded]
+    if done:
+        first = done[0]
         out["extra-write"] = Trajectory([*gold[: first + 1], *gold[first:]], said)
+    heard = f"{OPENING} {instructions(task)}"
     for i in range(len(gold) - 1):
-        if gold[i] != gold[i + 1]:
+        shown = _texts(played[i].answer) - _texts([p.answer for p in played[:i]])
+        learnt = {text for text in shown if text not in heard}
+        if gold[i] != gold[i + 1] and not _texts(gold[i + 1][1]) & learnt:
             swapped = [*gold[:i], gold[i + 1], gold[i], *gold[i + 2 :]]
             out["swap-order"] = Trajectory(swapped, said)
             break
     if facts:
         out["missing-fact"] = Trajectory(gold, "Done.")
     return out
+
+
+def replay_gold(world: World, domain: str, task: Any) -> list[Replayed]:
+    """The task's gold actions replayed in order on a fork of the domain's world."""
+    fork = world.fork()
+    out: list[Replayed] = []
+    for action in task.evaluation_criteria.actions or []:
+        try:
+            out.append(Replayed(True, invoke(fork, domain, action.name, action.arguments)))
+        except ToolError as refused:
+            out.append(Replayed(False, str(refused)))
+    return out
+
+
+def _texts(value: Any) -> set[str]:
+    """Every text in a JSON value, at any depth, and every text a JSON text encodes."""
+    if isinstance(value, dict | list):
+        out: set[str] = set()
+        for item in value.values() if isinstance(value, dict) else value:
+            out |= _texts(item)
+        return out
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return {value}
+        return {value} | (_texts(decoded) if isinstance(decoded, dict | list) else set())
+    return set()
 
 
 def _changed(call: Call) -> Call | None:
@@ -240,7 +340,7 @@ def measure(
         world = World.from_data(domain.load_db().model_dump(mode="json"))
         by_kind: dict[str, dict[str, tuple[Trajectory, Graded]]] = {k: {} for k in KINDS}
         for task in tasks:
-            made = trajectories(task, writes)
+            made = trajectories(task, writes, replay_gold(world, domain_name, task))
             name = task_id(domain_name, str(task.id))
             for kind in KINDS:
                 if kind not in made:
