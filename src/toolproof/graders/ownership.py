@@ -71,6 +71,9 @@ class Ownership:
     names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """Each person's name on one owner's own record (its `name` field), in lower case:
     that owner (a name the agent never looked up is still theirs)."""
+    name_words: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    """Each word (four letters or more, in lower case) of the names on owners' own records:
+    the owners whose names hold it (a first name may be several people's)."""
 
     def owner_of(self, values: Iterable[Any]) -> str | None:
         """The one owner the values name between them, or None (none, or several)."""
@@ -140,6 +143,22 @@ def index_world(
 def names_in(world: Mapping[str, Any], field: str) -> dict[str, str]:
     """The names on owners' own records (a customer's `name`), each that one owner only
     has, in lower case."""
+    found = _names(world, field)
+    return {name: next(iter(o)) for name, o in found.items() if len(o) == 1}
+
+
+def name_words_in(world: Mapping[str, Any], field: str) -> dict[str, frozenset[str]]:
+    """Each word of four letters or more of the names on owners' own records, in lower
+    case: the owners whose names hold it."""
+    words: dict[str, set[str]] = {}
+    for name, owners in _names(world, field).items():
+        for word in name.split():
+            if len(word) >= 4 and word.isalpha():
+                words.setdefault(word, set()).update(owners)
+    return {word: frozenset(owners) for word, owners in words.items()}
+
+
+def _names(world: Mapping[str, Any], field: str) -> dict[str, set[str]]:
     records = list(_records(world, None))
     owner_ids = {str(r[field]) for _, r in records if isinstance(r.get(field), str | int)}
     found: dict[str, set[str]] = {}
@@ -149,7 +168,7 @@ def names_in(world: Mapping[str, Any], field: str) -> dict[str, str]:
         name = record.get("name")
         if owner in owner_ids and isinstance(name, str) and " " in name.strip():
             found.setdefault(name.strip().lower(), set()).add(owner)
-    return {name: next(iter(o)) for name, o in found.items() if len(o) == 1}
+    return found
 
 
 def patched(world: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
@@ -189,9 +208,17 @@ def _ids(record: Mapping[str, Any], field: str) -> list[Any]:
 
 
 def caller_of(
-    owners: Mapping[str, str], declared: Iterable[Any], proofs: Iterable[Any]
+    owners: Mapping[str, str],
+    declared: Iterable[Any],
+    proofs: Iterable[Any],
+    names: Mapping[str, str] | None = None,
 ) -> frozenset[str]:
     """The owners the user proved: those their task declares (ids or identifiers), else
-    those the identifying values of the task's gold actions name."""
+    those the identifying values of the task's gold actions name: identifiers, else a
+    person's full name on one account (`find_patient(name, date_of_birth)` proves who she
+    is as an email does)."""
     given = list(declared) or list(proofs)
-    return frozenset(o for v in given if (name := identifier(v)) and (o := owners.get(name)))
+    found = {o for v in given if (name := identifier(v)) and (o := owners.get(name))}
+    if not found and not declared:
+        found = {o for v in given if (o := (names or {}).get(str(v).strip().lower()))}
+    return frozenset(found)

@@ -13,7 +13,14 @@ from typing import Any
 
 from toolproof.graders import Blame, Evidence, Failure, Verdict, assign_blame, grade, violations
 from toolproof.graders.base import allowed_values
-from toolproof.graders.ownership import Ownership, caller_of, index_world, names_in, patched
+from toolproof.graders.ownership import (
+    Ownership,
+    caller_of,
+    index_world,
+    name_words_in,
+    names_in,
+    patched,
+)
 from toolproof.graders.refusal import declined_tools
 from toolproof.graders.rubric import JudgeRecord, grade_rubric
 from toolproof.metrics.personas import GoldCall, conversation_stats
@@ -145,9 +152,10 @@ def ownership(suite: Suite, task: Task) -> Ownership | None:
             if action.tool in rule.identify
             for value in action.args.values()
         ]
-        caller = caller_of(owners, task.spec.user.owns, proofs)
         names = suite.memo(("owner-names", ""), lambda: names_in(suite.world, rule.owner))
-        return Ownership(rule.owner, owners, caller, names)
+        caller = caller_of(owners, task.spec.user.owns, proofs, names)
+        words = suite.memo(("owner-words", ""), lambda: name_words_in(suite.world, rule.owner))
+        return Ownership(rule.owner, owners, caller, names, words)
 
     return suite.memo(("ownership", task.id), build)
 
