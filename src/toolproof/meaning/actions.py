@@ -62,7 +62,7 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
         "bring * together",
         "join",
     ),
-    "delete": ("delete", "remove", "erase", "purge", "drop"),
+    "delete": ("delete", "remove", "erase", "purge", "drop", "bin", "get rid of"),
     "create": ("create", "set up", "generate"),
     "apply": ("apply", "give you", "add"),
     "discount": ("discount", "take * off", "knock * off", "money off", "reduce the price"),

@@ -346,11 +346,24 @@ def _record_argument(check: _Check, path: str, record: Record) -> None:
         return
     if record in focus(check.scene) or _one_of_the_pair(check, record):
         return
+    if _last_looked_up(check, record):
+        return
     for near in check.context:
         kin = [r for r in records.linked(near) if r.same_kind(record)]
         if near is not record and kin and all(r.key == record.key for r in kin):
             return
     check.problems.append(f"{path}: {record.key!r} was never named")
+
+
+def _last_looked_up(check: _Check, record: Record) -> bool:
+    """The message names no record of the kind and points back at one ("Shall I bin it?"):
+    the one of that kind the agent asked for by its identity last."""
+    if not {"it", "this", "that"} & set(check.reading.tokens):
+        return False
+    if any(r.same_kind(record) for r in check.named):
+        return False
+    kin = [r for r in check.scene.records.looked_up if r.same_kind(record)]
+    return bool(kin) and kin[-1].key == record.key
 
 
 def _identifier_argument(check: _Check, path: str, value: str) -> None:

@@ -68,13 +68,19 @@ class Records:
 
     items: list[Record] = field(default_factory=list)
     by_key: dict[str, Record] = field(default_factory=dict)
+    looked_up: list[Record] = field(default_factory=list)
+    """The records calls asked for by their identity, in the order asked (the last of a kind
+    is the one the agent looked at last: "it")."""
 
     def add(self, result: Any, arguments: Mapping[str, Any] | None, tool: str) -> None:
         """The records of one successful tool result."""
         given = {str(v) for v in (arguments or {}).values() if isinstance(v, str | int)}
+        asked = {normal_id(g) for g in given}
         for record in _walk(result, None, None, given, tool):
             if len(self.items) >= MAX_RECORDS:
                 return
+            if record.key is not None and normal_id(record.key) in asked:
+                self.looked_up.append(record)
             if record.key is not None:
                 known = self.by_key.get(normal_id(record.key))
                 if known is not None and set(record.values) <= set(known.values):
@@ -245,9 +251,24 @@ def mentions_value(reading: Reading, name: str, value: str) -> list[int]:
 
 def _informative(value: str) -> bool:
     """A value that can tell records apart in a message: not a bare yes/no or a one-letter
-    code, and not a text of more than eight words (a description is not said whole)."""
+    code, not a code that is also a little word of every sentence (the state "OR", "IN" or
+    "ME" is "or", "in" and "me" in a message), and not a text of more than eight words (a
+    description is not said whole)."""
     said = tokens(value)
-    return bool(said) and len(said) <= 8 and value not in ("true", "false") and len(value) > 1
+    return (
+        bool(said)
+        and len(said) <= 8
+        and value not in ("true", "false")
+        and len(value) > 1
+        and value.lower() not in _LITTLE_WORDS
+    )
+
+
+_LITTLE_WORDS = frozenset(
+    {"or", "in", "me", "on", "at", "to", "of", "by", "an", "as", "is", "it", "be", "do", "go",
+     "hi", "ok", "no", "so", "up", "us", "we", "he", "if", "my", "oh", "am"}
+)  # fmt: skip
+"""Two-letter words a message says anyway (state codes among them: "OR", "IN", "ME")."""
 
 
 def referred(

@@ -4,12 +4,15 @@ Clause by clause, in order: a clause that states the fact (not denied, not hedge
 "should be delivered" of what has not happened) commits to it. Later, a clause that states a
 rival value of the same field about the same record, from no named other source, takes it
 back ("Sorry, correction: it is pending"), as does one that denies the fact ("the charge was
-$179.00, not $358.00") or states another value of the fact's own shape (a second tracking
-number). A rival beside the fact in the same message leaves it undecided, as does a hedge
-("it may be shipped", "either the first or the last", "FedEx (or UPS)"). A rival said about
-another record (named by its id, or by values of its own other than the rival: "your other
-order, from October 11, is cancelled") or reported from a named source ("the order page still
-says processing", "the website's 'shipped' status") is context, not a stance.
+$179.00, not $358.00"), a correction that states another amount, time or date in its place
+("Sorry, correction: the new total is $179.90"), or one that states another value of the
+fact's own shape (a second tracking number). A rival beside the fact in the same message
+leaves it undecided, as does a hedge ("it may be shipped", "either the first or the last",
+"FedEx (or UPS)") and a rival offered with it as an alternative ("14:00 or 10:30"). A rival
+said about another record (named by its id, or by values of its own other than the rival:
+"your other order, from October 11, is cancelled"; another appointment of the same patient
+is another record) or reported from a named source ("the order page still says processing",
+"the website's 'shipped' status") is context, not a stance.
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
             continue
         undecided = (
             _undecided(reading, fact)
+            or _or_joined(reading, fact, facts)
             or said.recital
             or (bool(committed) and bool(_reshaped(reading, fact)))
         )
@@ -118,9 +122,37 @@ def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
             out = Stance("hedged", [r.shown for r in beside])
         elif out.status == "said" and (beside or _denied(reading, facts)):
             out = Stance("contradicted", [r.shown for r in beside] or ["a denial of it"])
+        elif out.status == "said" and not facts and (other := _corrected_to(reading, fact)):
+            out = Stance("contradicted", [other])
         elif out.status == "said" and (undecided or _reshaped(reading, fact)):
             out = Stance("hedged", _reshaped(reading, fact))
     return out
+
+
+def _corrected_to(reading: Reading, fact: Fact) -> str | None:
+    """A message that takes back what was said ("Sorry, correction: the new total is
+    $179.90") and states another value of the fact's own kind (an amount, a time, a date)
+    in its place: that value."""
+    if not _CORRECTION.match(reading.text):
+        return None
+    kinds = {_value_kind(t) for form in fact.forms for t in form} - {None}
+    if len(kinds) != 1:
+        return None
+    own = {t for form in fact.forms for t in form}
+    for position, token in enumerate(reading.tokens):
+        if _value_kind(token) in kinds and token not in own and _commits(reading, position):
+            return token
+    return None
+
+
+def _value_kind(token: str) -> str | None:
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}|--\d{2}-\d{2}", token):
+        return "date"
+    if re.fullmatch(r"\d{2}:\d{2}(?::\d{2})?", token):
+        return "time"
+    if re.fullmatch(r"\d+\.\d+", token):
+        return "amount"
+    return None
 
 
 def _positions(reading: Reading, forms: Sequence[list[str]]) -> list[int]:
@@ -246,7 +278,13 @@ def _about_another(
             continue
 
         def theirs(record: Record) -> bool:
-            return id(record) not in mine and (record.key is None or record.key not in keys)
+            if any(record is o for o in fact.owners) or (
+                record.key is not None and record.key in keys
+            ):
+                return False
+            if any(record.same_kind(o) for o in fact.owners):
+                return True  # another appointment of the same patient is another thing
+            return id(record) not in mine
 
         if at is None or len({id(r) for r, _ in about}) == 1:
             return all(theirs(r) for r, _ in about)
@@ -288,6 +326,37 @@ def _undecided(reading: Reading, fact: Fact) -> bool:
         if clause.asks or not offers:
             continue
         if not _about_another(reading, clause, (), fact):
+            return True
+    return False
+
+
+OR_REACH = 8
+"""The most words between an "or" and the alternative it offers ("15:00 - or it may have
+gone in at 08:00")."""
+
+
+def _or_joined(reading: Reading, fact: Fact, facts: Sequence[int]) -> bool:
+    """The fact and a rival are offered as alternatives, "X or Y", in one sentence: "his
+    email is lukas.dubois@... or ldubois@...", "Analytics Lead or Senior Analyst", "08:30 - or
+    is it the 15:00 one?". Said so, neither is the answer, whoever else they belong to. The
+    last two of a list ("A, B or C") are items of it, not alternatives."""
+    said = reading.tokens
+    rivals = sorted(
+        {p for rival in fact.rivals for form in rival.forms for p in reading.find(list(form))}
+    )
+    width = max((len(f) for f in fact.forms), default=1)
+    for start in facts:
+        sentence = reading.clause_at(start).sentence
+        for r in rivals:
+            if reading.clause_at(r).sentence != sentence or reading.clause_at(r).denies(r):
+                continue
+            first, second = (start + width, r) if start < r else (r + 1, start)
+            between = said[first:second]
+            if "or" not in between or len(between) > OR_REACH + 1:
+                continue
+            items = [p for p in (*rivals, *facts) if reading.clause_at(p).sentence == sentence]
+            if any(p < second and p not in (start, r) for p in items):
+                continue  # one of a list ("the Tent, the Headlamp or the Sleeping Bag")
             return True
     return False
 
