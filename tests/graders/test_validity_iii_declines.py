@@ -501,12 +501,6 @@ def test_a_copay_refund_refused_for_its_amount_then_corrected_passes(
     assert result.outcome == "passed", result.reason
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a write refused for a mistyped record (invoice I302, not_found) is judged against "
-    "the gold writes of its own record, of which there are none: 'a write nobody asked for'; "
-    "and read_before_write wants get_invoice(invoice_id='I302') before it",
-)
 def test_a_copay_refund_refused_for_a_mistyped_invoice_then_corrected_passes(
     clinic: Suite, tmp_path: Path
 ) -> None:

@@ -402,3 +402,23 @@ def test_a_repeat_of_a_gold_write_done_is_a_duplicate_while_another_of_its_recor
         False,
         "a duplicate write: send_sms(order_id='W1', template='a')",
     )
+
+
+def test_a_refused_try_at_a_real_other_order_is_no_typo(retail: Suite, tmp_path: Path) -> None:
+    """A refused try at an id no result showed is a mistyped try at the pending write; one
+    at a record the results showed (the customer's other order) was asked for by nobody."""
+    real = call("cancel_order", order_id="W10049")
+    typo = call("cancel_order", order_id="W1177")
+    listed = {"tool_calls": [call("list_orders", customer_id="C0167")]}
+    turns = [listed, *cancelled(real, CANCEL, REFUND)]
+    result = play(retail, "cancel-processing-refund-card", turns, tmp_path)
+    assert refused(result, "cancel_order") == [True, False]
+    assert verdict(result, "writes") == (
+        False,
+        "a write nobody asked for: cancel_order(order_id='W10049')",
+    )
+    result = play(
+        retail, "cancel-processing-refund-card", cancelled(typo, CANCEL, REFUND), tmp_path
+    )
+    assert refused(result, "cancel_order") == [True, False]
+    assert verdict(result, "writes") == ASKED

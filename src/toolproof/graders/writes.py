@@ -5,7 +5,8 @@ The gold writes are matched as a multiset: each by at most one successful attemp
 arguments equal its own as the tool reads them. Every other attempt is then judged in the
 order it was made: one the task forbids fails, one a pattern of the task allows passes, and
 the rest by the gold writes of its tool and record (the object it writes): a refused try at
-one not yet done is allowed (the system said no and the agent may correct it), a repeat of
+one not yet done is allowed (the system said no and the agent may correct it; so is a
+refused try of its tool at an id no result showed, a mistyped one), a repeat of
 one done, or any attempt once all are done, is a duplicate, a successful one with other
 arguments wrote what the gold does not; with no gold write of its record, nobody asked for
 it."""
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolproof.graders.base import Evidence, Verdict, describe_call
+from toolproof.meaning.records import Records
 from toolproof.meaning.values import tokens
 from toolproof.spec.expectations import Action, CallSpec, Expectations
 from toolproof.transcript import ToolCallEvent
@@ -60,7 +62,8 @@ def same_arguments(given: Mapping[str, Any], gold: Mapping[str, Any], schema: Sc
 def as_read(value: Any, schema: Schema, root: Schema) -> Any:
     """The value as a tool with this schema reads it: an object keeps only the properties
     the schema declares (every key where it declares none), with the default of each one
-    left out; an array's items are read by its `items` schema."""
+    left out; an array's items are read by its `items` schema, and an array of allowed
+    values (fields to take, in any order) as a set."""
     branches = list(_branches(schema, root))
     if isinstance(value, dict):
         declared = {k: p for b in branches for k, p in b.get("properties", {}).items()}
@@ -72,6 +75,8 @@ def as_read(value: Any, schema: Schema, root: Schema) -> Any:
     if isinstance(value, list):
         items = [b["items"] for b in branches if isinstance(b.get("items"), dict)]
         item: Schema = {"anyOf": items} if items else {}
+        if items and all("enum" in _resolved(i, root) for i in items):
+            return sorted(value, key=str)  # a set of choices ("Title", "Email"): any order
         return [as_read(v, item, root) for v in value]
     return value
 
@@ -163,6 +168,7 @@ def classify(
     expect: Expectations,
     allowed: list[CallSpec],
     schema: Schema,
+    records: Records | None = None,
 ) -> tuple[str, str] | None:
     """Why one write attempt fails the task, as (class, the attempt described), or None when
     it was asked for. A successful attempt equal to a gold write not yet done does it; at
@@ -178,6 +184,8 @@ def classify(
     if any(_fits(tool, args, p) for p in allowed):
         return None
     ours = [g for g in golds if g.of_record(tool, args)]
+    if not ours and call.is_error and _mistyped(tool, args, golds, records):
+        return None  # a try at a pending write with an id no result showed: the system said no
     if not ours:
         return NOT_ASKED, describe_call(tool, args)
     pending = [g for g in ours if not g.done]
@@ -186,6 +194,24 @@ def classify(
     if call.is_error:
         return None
     return OTHER_ARGUMENTS, describe_call(tool, differing(args, pending[0], schema))
+
+
+def _mistyped(
+    tool: str, args: Mapping[str, Any], golds: list[GoldWrite], records: Records | None
+) -> bool:
+    """A refused attempt at a gold write of its tool not yet done, whose record argument
+    names no record any result showed (a mistyped or made-up id, "I302" for "I3002"):
+    nothing was written, and the agent may correct it. One that names a real other record
+    (another customer's order) is no such try."""
+    if records is None:
+        return False
+    for gold in golds:
+        if gold.done or gold.action.tool != tool or gold.key is None:
+            continue
+        value = args.get(gold.key)
+        if isinstance(value, str | int) and records.named(value) is None:
+            return True
+    return False
 
 
 def differing(args: Mapping[str, Any], gold: GoldWrite, schema: Schema) -> dict[str, Any]:
@@ -219,10 +245,16 @@ def grade_writes(expect: Expectations, evidence: Evidence) -> list[Verdict]:
     ]
     allowed = [*expect.allow_writes, *(c for c in expect.calls if c.tool in evidence.write_tools)]
     failed: dict[str, list[str]] = {}
+    records = Records()
     for call in evidence.transcript.tool_calls():
         if call.canonical_name not in evidence.write_tools:
+            if not call.is_error:
+                records.add(call.result, call.canonical_arguments, call.canonical_name)
             continue
-        found = classify(call, golds, expect, allowed, schemas.get(call.canonical_name, {}))
+        schema = schemas.get(call.canonical_name, {})
+        found = classify(call, golds, expect, allowed, schema, records)
+        if not call.is_error:
+            records.add(call.result, call.canonical_arguments, call.canonical_name)
         if found is not None:
             failed.setdefault(found[0], []).append(found[1])
     if not failed:
