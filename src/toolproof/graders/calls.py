@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
+from toolproof.meaning.records import ID_FIELD
 from toolproof.spec.expectations import Action, CallSpec, Expectations
 from toolproof.transcript import ToolCallEvent
 
@@ -27,23 +28,37 @@ def decisive_reads(
 
 
 def patterns(actions: list[Action], required: Mapping[str, frozenset[str]]) -> list[CallSpec]:
-    """Gold actions as call patterns, each on its tool and the arguments the tool requires
-    (so a lookup that also sets an optional filter still matches), each once."""
+    """Gold actions as call patterns, each on its tool, the arguments the tool requires and
+    those that name a record (an optional `doctor_id`), so a lookup that also sets an
+    optional filter still matches; each once."""
     reads: list[CallSpec] = []
     for action in actions:
         keep = required.get(action.tool)
-        args = {k: v for k, v in action.args.items() if keep is None or k in keep}
+        args = {
+            k: v for k, v in action.args.items() if keep is None or k in keep or ID_FIELD.search(k)
+        }
         read = CallSpec(tool=action.tool, args=args)
         if read not in reads:
             reads.append(read)
     return reads
 
 
-def _made(pattern: CallSpec, calls: list[ToolCallEvent]) -> bool:
-    return any(
-        c.canonical_name == pattern.tool and matches(c.canonical_arguments, pattern.args)
-        for c in calls
-    )
+def _made(
+    pattern: CallSpec,
+    calls: list[ToolCallEvent],
+    required: Mapping[str, frozenset[str]] | None = None,
+) -> bool:
+    """A call of the pattern's tool with its arguments; an identifier the tool does not
+    require (an optional `doctor_id`) need not be given (the slots searched by specialty are
+    the same), but given, it must be the pattern's (another doctor's slots are not)."""
+    keep = (required or {}).get(pattern.tool)
+
+    def fits(call: ToolCallEvent) -> bool:
+        given = call.canonical_arguments or {}
+        needed = {k: v for k, v in pattern.args.items() if keep is None or k in keep or k in given}
+        return matches(given, needed)
+
+    return any(c.canonical_name == pattern.tool and fits(c) for c in calls)
 
 
 def grade_calls(expect: Expectations, evidence: Evidence) -> list[Verdict]:
@@ -52,7 +67,11 @@ def grade_calls(expect: Expectations, evidence: Evidence) -> list[Verdict]:
     verdicts: list[Verdict] = []
     reads = decisive_reads(expect, evidence.write_tools, evidence.required_args)
     if reads:
-        unread = [describe_call(r.tool, r.args) for r in reads if not _made(r, done)]
+        unread = [
+            describe_call(r.tool, r.args)
+            for r in reads
+            if not _made(r, done, evidence.required_args)
+        ]
         reason = f"decisive read not made: {', '.join(unread)}" if unread else "reads made"
         verdicts.append(Verdict(grader="reads", passed=not unread, reason=reason))
     if expect.calls:
