@@ -5,11 +5,11 @@ The gold writes are matched as a multiset: each by at most one successful attemp
 arguments equal its own as the tool reads them. Every other attempt is then judged in the
 order it was made: one the task forbids fails, one a pattern of the task allows passes, and
 the rest by the gold writes of its tool and record (the object it writes): a refused try at
-one not yet done is allowed (the system said no and the agent may correct it; so is a
-refused try of its tool at an id no result showed, a mistyped one), a repeat of
-one done, or any attempt once all are done, is a duplicate, a successful one with other
-arguments wrote what the gold does not; with no gold write of its record, nobody asked for
-it."""
+one not yet done is allowed when the agent goes on to make it (the system said no and the
+agent corrected it; so is a refused try of its tool at an id no result showed, a mistyped
+one), a repeat of one done, or any attempt once all are done, is a duplicate, a successful
+one with other arguments wrote what the gold does not; with no gold write of its record,
+nobody asked for it."""
 
 from __future__ import annotations
 
@@ -32,6 +32,9 @@ DUPLICATE = "a duplicate write"
 OTHER_ARGUMENTS = "a write with arguments the gold lacks"
 NOT_ASKED = "a write nobody asked for"
 CLASSES = (FORBIDDEN, DUPLICATE, OTHER_ARGUMENTS, NOT_ASKED)
+TRY = "a refused try"
+"""Not failing by itself: a try the system refused at a gold write not yet done, which the
+agent must go on to make."""
 """The failing classes, in the order a reason lists them."""
 
 SHOWN = 3
@@ -184,34 +187,34 @@ def classify(
     if any(_fits(tool, args, p) for p in allowed):
         return None
     ours = [g for g in golds if g.of_record(tool, args)]
-    if not ours and call.is_error and _mistyped(tool, args, golds, records):
-        return None  # a try at a pending write with an id no result showed: the system said no
+    if not ours and call.is_error and (typo := _mistyped(tool, args, golds, records)):
+        return TRY, str(id(typo))  # a try with an id no result showed: the system said no
     if not ours:
         return NOT_ASKED, describe_call(tool, args)
     pending = [g for g in ours if not g.done]
     if not pending or any(g.done and same_arguments(args, g.action.args, schema) for g in ours):
         return DUPLICATE, describe_call(tool, args)
     if call.is_error:
-        return None
+        return TRY, str(id(pending[0]))
     return OTHER_ARGUMENTS, describe_call(tool, differing(args, pending[0], schema))
 
 
 def _mistyped(
     tool: str, args: Mapping[str, Any], golds: list[GoldWrite], records: Records | None
-) -> bool:
+) -> GoldWrite | None:
     """A refused attempt at a gold write of its tool not yet done, whose record argument
     names no record any result showed (a mistyped or made-up id, "I302" for "I3002"):
     nothing was written, and the agent may correct it. One that names a real other record
     (another customer's order) is no such try."""
     if records is None:
-        return False
+        return None
     for gold in golds:
         if gold.done or gold.action.tool != tool or gold.key is None:
             continue
         value = args.get(gold.key)
         if isinstance(value, str | int) and records.named(value) is None:
-            return True
-    return False
+            return gold
+    return None
 
 
 def differing(args: Mapping[str, Any], gold: GoldWrite, schema: Schema) -> dict[str, Any]:
@@ -245,6 +248,7 @@ def grade_writes(expect: Expectations, evidence: Evidence) -> list[Verdict]:
     ]
     allowed = [*expect.allow_writes, *(c for c in expect.calls if c.tool in evidence.write_tools)]
     failed: dict[str, list[str]] = {}
+    tries: list[tuple[ToolCallEvent, GoldWrite]] = []
     records = Records()
     for call in evidence.transcript.tool_calls():
         if call.canonical_name not in evidence.write_tools:
@@ -255,8 +259,16 @@ def grade_writes(expect: Expectations, evidence: Evidence) -> list[Verdict]:
         found = classify(call, golds, expect, allowed, schema, records)
         if not call.is_error:
             records.add(call.result, call.canonical_arguments, call.canonical_name)
-        if found is not None:
+        if found is not None and found[0] == TRY:
+            tries.append((call, next(g for g in golds if str(id(g)) == found[1])))
+        elif found is not None:
             failed.setdefault(found[0], []).append(found[1])
+    for call, gold in tries:
+        if not gold.done:  # never corrected: what it tried is not what the task asks
+            args = call.canonical_arguments or {}
+            schema = schemas.get(call.canonical_name, {})
+            shown = describe_call(call.canonical_name, differing(args, gold, schema))
+            failed.setdefault(OTHER_ARGUMENTS, []).append(shown)
     if not failed:
         return [Verdict(grader="writes", passed=True, reason="every write was asked for")]
     return [Verdict(grader="writes", passed=False, reason=listed(failed))]

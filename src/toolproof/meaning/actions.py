@@ -49,7 +49,17 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "notify": ("notify", "let * know", "inform", "text", "email", "message", "alert"),
     "send": ("send", "text", "email", "message"),
     "sms": ("text", "sms", "message"),
-    "update": ("update", "change", "correct", "fix", "edit", "amend", "replace", "switch"),
+    "update": (
+        "update",
+        "change",
+        "correct",
+        "fix",
+        "edit",
+        "amend",
+        "replace",
+        "switch",
+        "put * into",
+    ),
     "merge": (
         "merge",
         "combine",
