@@ -16,7 +16,7 @@ from toolproof.spec.user import Match, When
 
 _LEAD = re.compile(
     r"^(?:\W+|(?:then|but|well|oh|um+|uh+|hmm+|ah|so|and|i mean|in that case|if so|"
-    r"if that'?s (?:the case|the only option|what it takes|all)|fine by me|honestly)\b)*",
+    r"if that'?s (?:the case|the only option|what it takes|all)|honestly)\b)*",
     re.IGNORECASE,
 )
 """What may come before an answer's first word ("If that's the only option, then yes")."""
@@ -102,7 +102,8 @@ _SOLICITS = re.compile(
     r"\b(?:confirm|proceed|go ahead|shall i|should i|do you want|would you like|want me to|"
     r"is that (?:ok|okay|alright|all right|right|correct|fine)|let me know|say the word|"
     r"(?:sound|look)s? (?:good|ok|okay|right)|ok(?:ay)? to|alright to|all right to|approve|"
-    r"your (?:ok|okay|go-ahead|approval|permission)|yes/no|reply yes|ready when you are)\b",
+    r"your (?:ok|okay|go-ahead|approval|permission)|yes/no|(?:reply|say|answer) yes|"
+    r"ready when you are)\b",
     re.IGNORECASE,
 )
 """Words that ask for a decision, with or without a question mark."""

@@ -90,7 +90,8 @@ def binds(
 ) -> Binding:
     """Whether the message proposed this call (see the module's docstring)."""
     named = actions_named(reading, vocabulary)
-    if not named and tool in actions_named(reading, vocabulary, asserted=False):
+    denied = actions_named(reading, vocabulary, asserted=False).get(tool, [])
+    if not named and denied and not _proposed_instead(reading, arguments, scene, denied):
         return Binding(False, f"it says {tool}'s action will not be done")
     if not named and reads_named(reading, vocabulary):
         return Binding(False, "it proposed looking something up, not a change")
@@ -136,6 +137,23 @@ def binds(
     if not named and check.explicit == 0:
         return Binding(False, "it names neither the action nor any of its values")
     return Binding(True, "", check.explicit)
+
+
+def _proposed_instead(
+    reading: Reading, arguments: Mapping[str, Any], scene: Scene, denied: Sequence[int]
+) -> bool:
+    """After denying the action for one thing, the message proposes it for another: "I
+    can't assign Lena: ... The plan instead: box truck V136 with Sara Moreau". A record the
+    call names is referred to in a sentence after the denial, with no negation."""
+    last = max(reading.clause_at(p).sentence for p in denied)
+    later = [
+        p
+        for c in reading.clauses
+        if c.sentence > last and c.negated_at is None
+        for p in range(c.start, c.end)
+    ]
+    held = [r for v in arguments.values() if (r := scene.records.named(v)) is not None]
+    return any(referred(reading, r, scene.records, positions=later) for r in held)
 
 
 def bare(reading: Reading, vocabulary: Vocabulary, records: Records) -> bool:
@@ -284,11 +302,14 @@ def _argument(check: _Check, path: str, value: Any, schema: Mapping[str, Any]) -
             check.problems.append(f"{path}: {value!r} was never stated (unsaid, it is {default!r})")
         return
     said = tokens(str(value))
-    if _stated(reading, said) or _weekday_of(reading, said) or _per_unit(reading, said):
+    if _stated_alone(check, said) or _weekday_of(reading, said) or _per_unit(reading, said):
         check.explicit += 1
         choice = _offered_with(reading, said)
         if choice:
             check.problems.append(f"{path}: it offered {choice!r} as well as {value!r}")
+        return
+    if isinstance(value, str) and (longer := _longer_stated(check, said)):
+        check.problems.append(f"{path}: it proposed {longer!r}, not {value!r}")
         return
     if isinstance(value, str) and _kind(said) == "text" and _stated_apart(reading, said):
         check.explicit += 1
@@ -424,6 +445,39 @@ def focus(scene: Scene) -> list[Record]:
                 found.setdefault(kind, set()).add(record.key)
                 first.setdefault(record.key, record)
     return [first[next(iter(keys))] for keys in found.values() if len(keys) == 1]
+
+
+def _longer_stated(check: _Check, value: list[str]) -> str | None:
+    """A longer value the results showed, holding this one, stated in the message."""
+    for record in check.scene.records.items:
+        for _, shown in record.values:
+            said = tokens(shown)
+            if len(said) > len(value) and contains(said, value) and _stated(check.reading, said):
+                return shown
+    return None
+
+
+def _stated_alone(check: _Check, value: list[str]) -> bool:
+    """The value is stated, and not only as a part of a longer value the results showed:
+    "Senior Analyst" does not state "Analyst"."""
+    reading = check.reading
+    places = [p for p in reading.find(value) if not _denied(reading, p)]
+    if not places:
+        return False
+    width = len(value)
+    longer = {
+        tuple(t)
+        for r in check.scene.records.items
+        for _, v in r.values
+        if len(t := tokens(v)) > width and contains(t, value)
+    }
+    covered = {
+        p
+        for form in longer
+        for q in reading.find(list(form))
+        for p in range(q, q + len(form) - width + 1)
+    }
+    return any(p not in covered for p in places)
 
 
 def _choice_stated(reading: Reading, choice: str) -> bool:
