@@ -17,8 +17,9 @@ from typing import Any
 from toolproof.graders.base import Evidence, Verdict, describe_call
 from toolproof.meaning.actions import Vocabulary, actions_named, named_at, vocabulary
 from toolproof.meaning.clauses import Clause, Reading, read
+from toolproof.meaning.context import Before, in_context
 from toolproof.meaning.dialogue import answer, solicits
-from toolproof.meaning.proposals import Before, Binding, Scene, binds, in_context
+from toolproof.meaning.proposals import Binding, Scene, binds
 from toolproof.meaning.records import Records
 from toolproof.meaning.values import tokens
 from toolproof.spec.policy import ConfirmBeforeWrite

@@ -21,7 +21,7 @@ from datetime import date
 from typing import Any
 
 from toolproof.meaning.actions import Vocabulary, actions_named, name_words, named_at, reads_named
-from toolproof.meaning.clauses import Clause, Reading, read
+from toolproof.meaning.clauses import Clause, Reading
 from toolproof.meaning.records import (
     ID_FIELD,
     NAME_FIELD,
@@ -154,52 +154,6 @@ def _proposed_instead(
     ]
     held = [r for v in arguments.values() if (r := scene.records.named(v)) is not None]
     return any(referred(reading, r, scene.records, positions=later) for r in held)
-
-
-def bare(reading: Reading, vocabulary: Vocabulary, records: Records) -> bool:
-    """The message's question names no action, no lookup and no record of its own ("Is that
-    OK?", "Shall I go ahead with this?"): it asks about what was said before it. A message
-    that asks nothing is read whole."""
-    sentences = {c.sentence for c in reading.clauses if c.asks}
-    if sentences:
-        reading = read(" ".join(c.text for c in reading.clauses if c.sentence in sentences))
-    return (
-        not actions_named(reading, vocabulary, asserted=False)
-        and not reads_named(reading, vocabulary)
-        and not any(referred(reading, r, records) for r in records.items)
-    )
-
-
-@dataclass(frozen=True)
-class Before:
-    """What came before an agent message: the agent's previous message (None where this is
-    its first) and what the user said since."""
-
-    agent: str | None = None
-    user: tuple[str, ...] = ()
-
-
-def in_context(
-    reading: Reading, before: Before, vocabulary: Vocabulary, records: Records
-) -> list[Reading]:
-    """Where a message's question is bare, the readings of it with what came before it: with
-    the agent's previous message, with the user's words since, and with both. "Sure, HubSpot's
-    record will survive then. Shall I go ahead?" after a correction asks about the proposal as
-    corrected; "Unfortunately opting her in isn't possible: HubSpot has her as unsubscribed.
-    Is that OK?" asks whether to go on with the change the user asked for. The user's words
-    alone give no details the agent never stated: a message that is only "Please confirm if
-    you would like to proceed" after the user's request refers to no record, and proposes
-    nothing."""
-    if not bare(reading, vocabulary, records):
-        return []
-    pieces: list[list[str]] = []
-    if before.agent is not None:
-        pieces.append([before.agent])
-    if before.user and any(referred(reading, r, records) for r in records.items):
-        pieces.append(list(before.user))
-    if before.agent is not None and before.user:
-        pieces.append([before.agent, *before.user])
-    return [read("\n".join([*piece, reading.text])) for piece in pieces]
 
 
 def _refers(check: _Check, record: Record, skip: Sequence[int] = ()) -> bool:

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from toolproof.meaning.actions import actions_named, vocabulary
 from toolproof.meaning.clauses import read
+from toolproof.meaning.context import Before, in_context
 from toolproof.meaning.dialogue import holds, solicits
-from toolproof.meaning.proposals import Before, Scene, binds, in_context
+from toolproof.meaning.proposals import Scene, binds
 from toolproof.meaning.records import Records
 from toolproof.meaning.values import tokens
 from toolproof.spec.expectations import Action
