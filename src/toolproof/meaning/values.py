@@ -15,7 +15,7 @@ from decimal import Decimal
 from functools import lru_cache
 
 from toolproof.meaning.numbers import MONTH_NAMES, MONTHS, NUMBER_WORDS, write_out
-from toolproof.meaning.words import word_form
+from toolproof.meaning.words import STREET_WORDS, word_form
 
 _MONTHS_THAT_ARE_VERBS = frozenset({"may", "march", "mar"})
 """Month names that are also verbs: written in lower case ("it may 1 day"), they are the verb."""
@@ -113,7 +113,7 @@ def _tokenize(text: str) -> tuple[str, ...]:
         written = _SAID_PHONE.sub(r"\1-\2-\3", written)
         if written != text:
             out, _ = _read(written)
-    return tuple(_ranges(out))
+    return tuple(_street_numbers(_ranges(out)))
 
 
 def _said_time(text: str) -> str:
@@ -149,6 +149,33 @@ _RANGE_WORDS = frozenset({"to", "through", "thru", "till", "until"})
 _RANGE_ENDS = re.compile(
     r"\d{2}:\d{2}|(?:mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?", re.IGNORECASE
 )
+
+
+_STREETS = frozenset({*STREET_WORDS.values(), "way", "highway", "parkway", "terrace", "drive"})
+
+
+def _street_numbers(said: list[str]) -> list[str]:
+    """A house number said as a digit and a pair before a street name is one number: "six
+    forty-four Hillcrest Drive" is 644 Hillcrest Drive (as "6 44" it would be a time)."""
+    out: list[str] = []
+    i = 0
+    while i < len(said):
+        token = said[i]
+        if (
+            len(token) == 1
+            and token.isdigit()
+            and i + 3 < len(said)
+            and len(said[i + 1]) == 2
+            and said[i + 1].isdigit()
+            and said[i + 2].isalpha()
+            and said[i + 3] in _STREETS
+        ):
+            out.append(token + said[i + 1])
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
 
 
 def _ranges(said: list[str]) -> list[str]:
