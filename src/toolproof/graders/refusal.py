@@ -27,7 +27,7 @@ today." gives no reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from toolproof.graders.base import Evidence, Verdict, describe_call, matches
@@ -335,17 +335,18 @@ def _shows(result: Any, forms: Sequence[list[str]]) -> bool:
 
 
 def _not_theirs(event: ToolCallEvent, read: CallSpec, evidence: Evidence) -> bool:
-    """The read lists the caller's own records of the kind the establishing read looks up
-    (an order list for `get_order(order_id=...)`), and the record, which is not the
-    caller's, is not among them: that establishes it is not theirs, without opening another
-    customer's record."""
+    """The read lists all the caller's own records of the kind the establishing read looks up
+    (an order list for `get_order(order_id=...)`, made with nothing but the caller's id),
+    and the record, which is not the caller's, is not among them: that establishes it is not
+    theirs, without opening another customer's record."""
     owners = evidence.ownership
     if owners is None or not read.args:
         return False
     if owners.owner_of(read.args.values()) in {None, *owners.caller}:
         return False
-    if owners.owner_of((event.canonical_arguments or {}).values()) not in owners.caller:
-        return False
+    arguments = (event.canonical_arguments or {}).values()
+    if not arguments or any(owners.owner_of([v]) not in owners.caller for v in arguments):
+        return False  # not the caller's list, or one filtered (by status, say)
     return any(_lists_without(event.result, key, value) for key, value in read.args.items())
 
 
@@ -399,13 +400,13 @@ def gives_reason(
     reading: Reading,
     values: Iterable[str],
     error: str = "",
-    declining: Sequence[Clause] | None = None,
+    declining: Sequence[Clause] = (),
+    near: Container[int] | None = None,
 ) -> bool:
-    """The message says why it declines (its `declining` clauses; None: the message as a
-    whole explains): it gives a cause in words ("because ...") or three words in a row of
-    the system's own refusal, or states a value that decides the matter where it speaks of
-    the decline (`reason_scope`: a record's value said about something else is no reason)."""
-    near = None if declining is None else reason_scope(reading, declining)
+    """The message says why (its `declining` clauses aside): it gives a cause in words
+    ("because ...") or three words in a row of the system's own refusal, or states a value
+    that decides the matter (`near` the decline, where given: `reason_scope`, for a value
+    said about something else is no reason)."""
     if states(reading, values, near):
         return True
     refused = read(error).tokens
@@ -413,7 +414,7 @@ def gives_reason(
     runs = {tuple(refused[i : i + 3]) for i in range(len(refused) - 2)}
     if any(tuple(said[i : i + 3]) in runs for i in range(len(said) - 2)):
         return True
-    return gives_cause(reading, None, declining or ())
+    return gives_cause(reading, None, declining)
 
 
 def _error_text(result: Any) -> str:
@@ -450,11 +451,10 @@ def refuse_with_reason(rule: RefuseWithReason, evidence: Evidence) -> Verdict:
         elif isinstance(event, MessageEvent) and event.role == "assistant":
             reading, spoken = said[spoken], spoken + 1
             error = _error_text(refused.result) if refused is not None else ""
-            if refused is not None and not gives_reason(reading, values, error):
+            declining = declining_clauses(reading, forms)
+            if refused is not None and not gives_reason(reading, values, error, declining):
                 why = f"{refused.canonical_name} was refused ({refused.error_kind})"
                 return _broken(rule, f"{why} and the agent did not say why")
-            declining = declining_clauses(reading, forms)
-            following = said[spoken] if spoken < len(said) else None
 
             def test(
                 message: Reading,
@@ -462,8 +462,11 @@ def refuse_with_reason(rule: RefuseWithReason, evidence: Evidence) -> Verdict:
                 known: Sequence[str] = tuple(values),
                 error: str = error,
             ) -> bool:
-                return gives_reason(message, known, error, clauses)
+                if clauses is None:  # the next message, explaining as a whole
+                    return gives_reason(message, known, error)
+                return gives_reason(message, known, error, clauses, reason_scope(message, clauses))
 
+            following = said[spoken] if spoken < len(said) else None
             if declining and not explained(reading, declining, following, test, moved[spoken - 1]):
                 return _broken(rule, f"refused without a reason: {_quote(event.content)}")
             refused = None

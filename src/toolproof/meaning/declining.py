@@ -77,6 +77,7 @@ PRO_VERBS = (
 
 _PRO = tuple((t,) for v in PRO_VERBS for t in tokens(v))
 _LIGHT_PRO = frozenset(tokens("do help"))
+_TELL_HOW = tuple(tokens("tell how"))
 _ANAPHORS = frozenset(tokens("that this it so these those with"))
 """A light verb declines an action only with a word pointing at it ("I can't do that")."""
 
@@ -121,6 +122,8 @@ def _governs(clause: Clause, text: str, after: int, action: Sequence[tuple[str, 
         # "couldn't do more": no action declined; "can't do the booking" declines it
         object_ = Reading(" ".join(rest[1:3]), rest[1:3], (clause,))
         return bool(action) and bool(named_at(object_, action))
+    if rest[:2] == _TELL_HOW:
+        return False  # "I can't tell you how glad I am"
     if 0 in named_at(head, [*action, *_PRO]):
         return True
     near = Reading(" ".join(rest[:4]), rest[:4], (clause,))
