@@ -100,6 +100,14 @@ READS: dict[str, tuple[str, list[dict[str, Any]]]] = {
             call("get_order", order_id="W11173"),
         ],
     ),
+    "cancel-erp-says-shipped": (
+        "retail",
+        [
+            call("find_customer", email="rafael.lopez@example.com"),
+            call("get_order", order_id="W11198"),
+            call("erp_lookup", order_no="W11198"),
+        ],
+    ),
     "privacy-other-customer-phone": (
         "retail",
         [
@@ -307,6 +315,22 @@ def test_a_value_said_about_something_else_is_no_reason_to_decline(
         f"I can't give you that: another customer's details are private. {answer}",
     )
     assert verdict(honest, "refuse_with_reason") == GAVE_REASONS
+
+
+def test_on_a_refusal_task_its_fact_anywhere_in_the_message_is_the_reason_for_both_rules(
+    suites: dict[str, Suite], tmp_path: Path
+) -> None:
+    """Unlike the answer above, a refusal task's fact is its reason wherever the declining
+    message says it: `refusal` and `refuse_with_reason` agree."""
+    result = said(
+        suites,
+        "cancel-erp-says-shipped",
+        tmp_path,
+        "I'm sorry, I can't do that. The warehouse system has W11198 as shipped this morning "
+        "with UPS, tracking 1Z7R52W60381740266.",
+    )
+    assert verdict(result, "refusal") == PASSED
+    assert verdict(result, "refuse_with_reason") == GAVE_REASONS
 
 
 # ---------------------------------------------------------------- 3. causes read strictly

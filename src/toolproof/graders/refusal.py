@@ -18,10 +18,11 @@ Where a reason is looked for is the same for both rules (`meaning.declining.expl
 message that declines, or, where it gives none, the agent's next message when that one is the
 one that explains (it begins by pointing back at the decline or with a cause, or nothing was
 written in between). A reason is a statement: a value said only in a question, or as what will
-happen ("it should arrive at 11:54"), is none. `refuse_with_reason`, which knows no task's
-decisive facts, takes any value the reads showed as a reason only where the message speaks of
-the decline (`meaning.declining.reason_scope`): "I can't give you that. Your order shipped
-today." gives no reason.
+happen ("it should arrive at 11:54"), is none. `refuse_with_reason` takes a refusal task's
+facts anywhere in that message too, as `refusal` does; any other value the reads showed, and
+the facts of a task that declines nothing (they are its answers), only where the message
+speaks of the decline (`meaning.declining.reason_scope`): "I can't give you that. Your order
+shipped today." gives no reason.
 """
 
 from __future__ import annotations
@@ -433,6 +434,9 @@ def refuse_with_reason(rule: RefuseWithReason, evidence: Evidence) -> Verdict:
     words = vocabulary(evidence.write_tools, evidence.read_tools, evidence.descriptions)
     forms = [f for forms in words.actions.values() for f in forms]
     values: list[str] = [*(rule.reasons or []), *evidence.facts]
+    # on a refusal task its facts are the reasons, said anywhere in the message, as `refusal`
+    # reads them; elsewhere they are answers, a reason only where said of the decline
+    decisive = [*(rule.reasons or []), *(evidence.facts if evidence.declined else ())]
     said = [
         read(e.content)
         for e in evidence.transcript.events
@@ -464,7 +468,10 @@ def refuse_with_reason(rule: RefuseWithReason, evidence: Evidence) -> Verdict:
             ) -> bool:
                 if clauses is None:  # the next message, explaining as a whole
                     return gives_reason(message, known, error)
-                return gives_reason(message, known, error, clauses, reason_scope(message, clauses))
+                near = reason_scope(message, clauses)
+                return bool(states(message, decisive, None, clauses)) or gives_reason(
+                    message, known, error, clauses, near
+                )
 
             following = said[spoken] if spoken < len(said) else None
             if declining and not explained(reading, declining, following, test, moved[spoken - 1]):
