@@ -19,9 +19,6 @@ adversarial cases that break it, and of the honest cases)."""
 
 ABOVE_LIMIT: dict[tuple[str, str], int] = {
     ("confirm_before_write", "false passes"): 5,
-    ("refusal", "false failures"): 10,
-    ("refusal", "false passes"): 7,
-    ("refuse_with_reason", "false passes"): 3,
 }
 """Rules above the limit, by how many cases they misjudge at most: measured, and to be
 brought under it (docs/metrics.md says which cases and why)."""
