@@ -42,8 +42,9 @@ def in_context(
     the agent's previous message, with the user's words since, and with both. "Sure, HubSpot's
     record will survive then. Shall I go ahead?" after a correction asks about the proposal as
     corrected, unless it names another record of a kind the earlier proposal named ("I'll
-    cancel W11186 instead" after W11184); "Unfortunately opting her in isn't possible: HubSpot has her as unsubscribed.
-    Is that OK?" asks whether to go on with the change the user asked for. The user's words
+    cancel W11186 instead" after W11184); "Unfortunately opting her in isn't possible:
+    HubSpot has her as unsubscribed. Is that OK?" asks whether to go on with the change the
+    user asked for. The user's words
     alone give no details the agent never stated: a message that is only "Please confirm if
     you would like to proceed" after the user's request refers to no record, and proposes
     nothing."""
