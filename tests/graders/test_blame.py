@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
 from events import call, say, transcript
 
 from toolproof.agents.baselines import RetryingOracle
+from toolproof.agents.registry import desk
 from toolproof.graders import BLAME_RULES, PARTIES, Failure, Verdict, assign_blame
 from toolproof.graders.blame import RETRY_ATTEMPTS
+from toolproof.meaning.dialogue import asks_confirmation
+from toolproof.runner.grading import listener
 from toolproof.spec.user import UserSpec
+from toolproof.suite import load_suite
 from toolproof.transcript import CheckEvent, ModelCallEvent, Transcript
+from toolproof.users.scripted import ScriptedUsers
+
+CLINIC = Path(__file__).parents[2] / "examples" / "clinic"
 
 SCRIPT = UserSpec.model_validate(
     {
@@ -89,6 +101,45 @@ def test_a_simulated_user_that_quit_with_a_scripted_turn_due_is_the_simulators_f
     blame = assign_blame(failure(t))
     assert (blame.party, blame.rule) == ("user_simulator", "user_ended_early")
     assert blame.reason == "ended the conversation before its scripted turn 'Also cancel W1002.'"
+
+
+@pytest.mark.parametrize(
+    ("reply", "proposes"),
+    [
+        ("I can cancel appointment H2003. Would that be alright?", True),
+        ("I will not cancel anything. Shall I double-check the details?", False),
+    ],
+)
+def test_a_request_for_confirmation_is_heard_as_the_scripted_user_hears_it(
+    reply: str, proposes: bool
+) -> None:
+    """With the suite's tools known, blame hears `asks_confirmation` by the scripted user's
+    own judgement (the proposal bound by values), where the old word list reads each of
+    these replies the other way."""
+    suite = load_suite(CLINIC)
+    task = suite.task("cancel-cardiology")
+    script = UserSpec.model_validate(
+        {
+            "opening": task.spec.user.opening,
+            "turns": [{"when": "asks_confirmation", "say": "Yes, cancel it please."}],
+        }
+    )
+    t = transcript(
+        say("user", script.opening),
+        simulated(),
+        call("find_patient", {"patient_id": "P1002"}, phone="612 555 0187"),
+        say("assistant", reply),
+    )
+    by_words = replace(failure(t), user=script)
+    heard = replace(by_words, proposes=listener(suite, task))
+    assert asks_confirmation(reply) is not proposes
+    quit_early = ("user_simulator", "user_ended_early")
+    agents = ("agent", "expectation_failed")
+    assert blamed(heard) == (quit_early if proposes else agents)
+    assert blamed(by_words) == (agents if proposes else quit_early)
+    user = ScriptedUsers(desk(suite)).play(task, script, t)
+    said = asyncio.run(user.respond(reply))
+    assert said == ("Yes, cancel it please." if proposes else None)
 
 
 def test_a_scripted_user_that_ran_out_of_turns_is_not_blamed() -> None:

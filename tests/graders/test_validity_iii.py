@@ -509,7 +509,7 @@ def test_the_refund_date_hedged_with_another_orders_date_is_not_committed(
                 call("list_appointments", patient_id="P1001"),
             ],
             "Your next appointment is on March 11 at 14:00 with Dr. Lind, or possibly Dr. Amara O.",
-            "'Henrik Lind' beside 'amara okafor'",
+            "'Henrik Lind' beside 'Amara Okafor'",
         ),
     ],
 )

@@ -8,16 +8,19 @@ else at fault. They are tried in order, and the first that applies decides:
   return), or an injected fault never cleared (every attempt of one call failed with it,
   as many attempts as the retrying oracle makes: it could not have passed either);
 - user_simulator: the simulated user ended the conversation while its task's script still
-  had a turn to say, or said a detail (an id, a number) that neither its scenario nor the
-  agent gave it;
+  had a turn to say (heard as the scripted user hears the agent: a request for confirmation
+  is one that proposes a change the task waits for, by the scripted user's own judgement
+  where the suite's tools are known), or said a detail (an id, a number) that neither its
+  scenario nor the agent gave it;
 - grader: every failing verdict is one its grader could not decide (a check that errored
   or was never run, no expected state);
 - agent: the trial was cut short (max steps, context overflow), a policy rule was broken,
   or an expectation failed.
 
 Environment and user come first: a trial whose tools or user misbehaved says nothing
-reliable about the agent. Pure: the rules read the stored transcript, the verdicts and the
-task's user spec, so `toolproof regrade` recomputes them.
+reliable about the agent. Pure: the rules read the stored transcript, the verdicts, the
+task's user spec and what the runner gives of the suite (`Failure.proposes`), so
+`toolproof regrade` recomputes them.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from toolproof.graders.base import Verdict
 from toolproof.graders.policy import violations
 from toolproof.meaning.dialogue import holds
 from toolproof.meaning.values import tokens
-from toolproof.spec.user import UserSpec
+from toolproof.spec.user import UserSpec, When
 from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
 
 Party = Literal["agent", "user_simulator", "environment", "grader"]
@@ -70,6 +73,11 @@ class Failure:
     cut: str = ""
     """Why the agent's trial was cut short (max steps, context overflow); '' when it ran to
     its end."""
+    proposes: Callable[[Transcript, str], bool] | None = None
+    """Whether an agent reply, heard over the conversation up to and including it, proposes
+    a change the task waits for: the scripted user's own judgement (its `Listener`, over the
+    task's gold writes and the suite's tools), given by the runner. None where the tools are
+    unknown: `asks_confirmation` is then read from the reply's words alone."""
     failing: list[Verdict] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -114,19 +122,37 @@ def _simulated(trial: Failure) -> bool:
 
 
 def user_ended_early(trial: Failure) -> str | None:
-    """Replays the task's scripted turns over the agent's replies: where the script would
-    still have said a turn after the last reply, the simulated user quit too soon."""
+    """Replays the task's scripted turns over the agent's replies, each trigger heard as the
+    scripted user would have heard it at that reply: where the script would still have said
+    a turn after the last reply, the simulated user quit too soon."""
     if not _simulated(trial) or trial.ended != "user_done":
         return None
-    replies = [m.content for m in trial.transcript.messages("assistant")]
+    events = trial.transcript.events
+    replies = [
+        i for i, e in enumerate(events) if isinstance(e, MessageEvent) and e.role == "assistant"
+    ]
     turns = trial.user.turns
     due = 0
-    for reply in replies[:-1]:
-        if due < len(turns) and holds(turns[due].when, reply):
+    for n, at in enumerate(replies):
+        if due >= len(turns):
+            return None
+        if _heard(trial, turns[due].when, at):
+            if n == len(replies) - 1:
+                return f"ended the conversation before its scripted turn {turns[due].say!r}"
             due += 1
-    if replies and due < len(turns) and holds(turns[due].when, replies[-1]):
-        return f"ended the conversation before its scripted turn {turns[due].say!r}"
     return None
+
+
+def _heard(trial: Failure, when: When, at: int) -> bool:
+    """Whether a scripted trigger holds for the agent reply at this event, as the scripted
+    user hears it."""
+    event = trial.transcript.events[at]
+    assert isinstance(event, MessageEvent)
+    proposes = None
+    if when == "asks_confirmation" and trial.proposes is not None:
+        heard = Transcript(events=trial.transcript.events[: at + 1])
+        proposes = trial.proposes(heard, event.content)
+    return holds(when, event.content, proposes)
 
 
 def _digits(text: str) -> str:

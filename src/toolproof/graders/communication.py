@@ -1,12 +1,31 @@
 """Communication graders: facts the user must hear, things never to say, the turn budget.
 
-A fact counts only where the agent could have known it and committed to it: in a message that
-comes after a successful tool result showing the fact (any of its forms), unless the task
-marks the fact as the user's own words or as needing no source; and a message that does not
-also state a competing value of the field the fact answers (another value tool results showed
-for it, or another value its parameters allow), so that hedging over every value seen is no
-answer. Facts are matched as whole tokens (`toolproof.meaning.values.tokens`), in one message
-at a time.
+`must_say` reads each fact's stance over the whole conversation (`toolproof.meaning.stances`),
+message by message and clause by clause: where the agent ended on it, not whether one message
+holds it. A fact is said where a clause states one of its forms (as whole tokens:
+`toolproof.meaning.values.tokens`) without denying, hedging or putting it in the future, and
+no later message takes it back. A fact counts only once a successful tool result has shown it
+(in any of its forms, `found_as` included; a value a call returns that only echoes one of its
+arguments shows nothing), unless the task marks it as the user's own words or as needing no
+source: said before that, it is 'unsourced'.
+
+Its rivals are the other values of the fields it answers (its `field`, else the fields tool
+results showed it under and the parameters whose allowed values include it): every value tool
+results showed there and every allowed value, less the task's other facts and values that
+contain a form of the fact or that a form contains; where the fact is part of a value (the
+surname of a doctor's name), the same part of each rival; a name also by its shorter forms. A
+rival stated beside the fact leaves it 'hedged', as does an alternative offered ("or maybe
+...") or a hedge; one stated in a later message, or a later denial, leaves it 'contradicted'.
+A rival said about another record or reported from a named source ("the order page still says
+processing") is context, not a rival; where the fact names its record (a person's or a
+product's name, a record's id) other records' names beside it are other things, and only a
+correction can give a rival. A message that recites most of what the tools showed (a
+`RECITAL_SHARE` of at least `RECITAL_VALUES` values) answers nothing: a fact in it is hedged.
+
+`must_not_say` fails on any agent message that contains a forbidden text as tokens: whole, or
+for a person's name by its last name or its first name and initial ("Reyes", "Sofia R." for
+"Sofia Reyes"); a date the message writes two ways is read month first (04/07 is April 7).
+`max_turns` counts the agent's messages.
 """
 
 from __future__ import annotations
@@ -220,8 +239,10 @@ def _rival_forms(
 
 def _is_a_name(fact: Fact, owners: list[MeaningRecord]) -> bool:
     """The fact names its record (a product's own name, a van's id): other records' names
-    are other things said beside it, not other answers (an alternative offered with "or"
-    still leaves it undecided)."""
+    are other things said beside it, not other answers, so a rival beside it counts only in
+    a correction. A plain "Dr. Amara Okafor or Dr. Lind" therefore commits to the name; only
+    an alternative set off as a clause of its own ("Dr. Amara Okafor (or Dr. Lind)", ", or
+    Dr. Lind") or a hedge ("it may be Dr. Amara Okafor or Dr. Lind") leaves it undecided."""
     forms = [tokens(form) for form in fact.sources]
     if any(r.key is not None and tokens(r.key) in forms for r in owners):
         return True
@@ -238,12 +259,21 @@ OWN_NAME = re.compile(
 
 
 def _as_written(value: list[str], seen: Record, alternatives: Alternatives) -> str:
-    """A competing value as a tool result or a parameter's allowed values wrote it."""
+    """A competing value as a tool result or a parameter's allowed values wrote it; a part of
+    a value (the "Amara Okafor" of "Dr. Amara Okafor") as the words that wrote that part."""
     key = tuple(value)
-    allowed = (a for values in by_field(alternatives).values() for a in values)
-    return seen.written.get(key) or next(
-        (a for a in allowed if tuple(tokens(a)) == key), " ".join(value)
-    )
+    allowed = [a for values in by_field(alternatives).values() for a in values]
+    whole = seen.written.get(key) or next((a for a in allowed if tuple(tokens(a)) == key), None)
+    if whole is not None:
+        return whole
+    holders = [text for said, text in seen.written.items() if contains(list(said), value)]
+    for text in [*holders, *(a for a in allowed if contains(tokens(a), value))]:
+        words = text.split()
+        for start in range(len(words)):
+            for end in range(start + 1, len(words) + 1):
+                if tuple(tokens(" ".join(words[start:end]))) == key:
+                    return " ".join(words[start:end]).strip(".,;:()")
+    return " ".join(value)
 
 
 _PERSON = re.compile(r"^(?:(?:Dr|Mr|Mrs|Ms)\.? )?[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+$")

@@ -7,10 +7,11 @@ nothing a record derives from its transcript is computed anywhere else.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolproof.agents.registry import desk
 from toolproof.graders import Blame, Evidence, Failure, Verdict, assign_blame, grade, violations
 from toolproof.graders.base import allowed_values
 from toolproof.graders.ownership import (
@@ -31,6 +32,7 @@ from toolproof.spec.policy import NoOtherCustomerData
 from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 from toolproof.transcript import Transcript
+from toolproof.users.scripted import Listener
 from toolproof.world import Change, World
 
 
@@ -115,9 +117,23 @@ def judge(
             story=task.spec.story,
             ended=ended,
             cut=failure,
+            proposes=listener(suite, task),
         )
     )
     return Judgement("failed", reason, verdicts, blame, policy, undecided)
+
+
+def listener(suite: Suite, task: Task) -> Callable[[Transcript, str], bool]:
+    """Whether an agent reply proposes a change the task waits for, heard over the
+    conversation up to it as the run's scripted user hears it (the suite's tools, the task's
+    gold writes): blame replays the script with it, so the two never disagree."""
+    tools = desk(suite)
+    gold = task.spec.expect.actions or []
+
+    def proposes(heard: Transcript, reply: str) -> bool:
+        return Listener(tools, gold, heard).proposes(reply)
+
+    return proposes
 
 
 def declined(suite: Suite, task: Task) -> tuple[str, ...]:

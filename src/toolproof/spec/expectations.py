@@ -36,8 +36,10 @@ class Refusal(Strict):
     )
     reasons: list[str] | None = Field(
         None,
-        description="Words or phrases that state the reason; default: the task's must_say "
-        "facts and the reason words of refuse_with_reason.",
+        description="The decisive facts: the declining message (or a later one) must state "
+        "one of them, not denied or hedged, in place of the task's must_say facts. Default: "
+        "the task's must_say facts; for a task with none, a value the decisive reads showed "
+        "or a cause in words in the declining message.",
     )
 
 

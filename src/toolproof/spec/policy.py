@@ -96,8 +96,10 @@ class RefuseWithReason(Strict):
     )
     reasons: list[str] | None = Field(
         None,
-        description="Words or phrases that state a reason; default: because, since, "
-        "policy, only, eligible, window, already, ... (docs/suite-format.md).",
+        description="Values that state a reason, besides the task's must_say facts and the "
+        "values successful tool results showed (not names or ids): a message gives a reason "
+        "when it states one of them, not denied or hedged, repeats three words in a row of "
+        "the system's refusal, or gives a cause in words. Default: none beyond those.",
     )
 
 
