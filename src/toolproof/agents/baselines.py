@@ -17,6 +17,7 @@ from toolproof.gateway.drift import DriftError
 from toolproof.graders.base import allowed_values, by_field, describe_call
 from toolproof.graders.communication import fielded
 from toolproof.graders.identity import given_by_user
+from toolproof.graders.refusal import shown_values
 from toolproof.meaning.actions import name_words, vocabulary
 from toolproof.meaning.dialogue import is_affirmative
 from toolproof.spec.policy import IdentifyBeforeAccess, NoOtherCustomerData
@@ -45,6 +46,11 @@ class NullAgent(Adversary):
         return NULL_REPLY
 
 
+REASON_VALUES = 3
+"""How many values of its last read the oracle gives as a refusal's reason, where the task
+names no fact (the refusal grader wants one of them)."""
+
+
 class OracleAgent(Agent):
     """Replays the task's gold actions and states the facts the user must hear.
 
@@ -71,6 +77,7 @@ class OracleAgent(Agent):
         self.said = {name: b.schema.description for name, b in context.suite.tools.items()}
         self.declined = context.declined
         self.refusal = bool(self.declined)
+        self.seen: list[Any] = []
         self.asked = False
         self.asked_identity = 0
         self.identified = False
@@ -105,6 +112,8 @@ class OracleAgent(Agent):
         self.done = True
         facts = [f.options[0] for f in self.context.task.spec.expect.facts()]
         if self.refusal:
+            # a refusal task without facts wants a value its reads showed as the reason
+            facts = facts or shown_values(self.seen[-1:])[:REASON_VALUES]
             return " ".join([self.decline(), said_apart(facts)]).strip()
         return " ".join(["Done.", said_apart(facts)]).strip()
 
@@ -132,7 +141,13 @@ class OracleAgent(Agent):
     async def perform(self, tool: str, args: dict[str, Any], tools: Gateway) -> ToolResult:
         """One gold action, called by the suite's own names: this oracle knows only the API
         it was written against, so schema drift breaks it, as it would a hard-coded client."""
-        return await tools.call(tool, args)
+        return self.saw(tool, await tools.call(tool, args), tools)
+
+    def saw(self, tool: str, result: ToolResult, tools: Gateway) -> ToolResult:
+        """Keeps what a successful read showed (a refusal's reason may be one of its values)."""
+        if not result.is_error and not tools.is_write(tool):
+            self.seen.append(result.content)
+        return result
 
 
 class RetryingOracle(OracleAgent):
@@ -158,9 +173,9 @@ class RetryingOracle(OracleAgent):
 
     async def perform(self, tool: str, args: dict[str, Any], tools: Gateway) -> ToolResult:
         """The call until it succeeds, then every later page of a paginated answer."""
-        result = await self.attempt(tool, args, tools)
+        result = self.saw(tool, await self.attempt(tool, args, tools), tools)
         while not result.is_error and (page := _next_page(result.content)) is not None:
-            result = await self.attempt(tool, args, tools, page)
+            result = self.saw(tool, await self.attempt(tool, args, tools, page), tools)
         return result
 
     async def attempt(

@@ -18,7 +18,7 @@
 They layer: `words` and `numbers` at the bottom, `values` reading text through them; `clauses`
 over `values`; `records` and `actions` over `clauses`; `proposals` (over `records` and
 `actions`), `context` (over `records` and `actions`), `dialogue` (over `clauses`), `stances`
-(over `records`) and `declining` (over `actions`) on top. Pure functions of text and of the records a conversation showed; nothing
-here does I/O, and the one import from outside the package is `toolproof.spec` (the scripted
-user's trigger types, in `dialogue`).
+(over `records`) and `declining` (over `actions`) on top. Pure functions of text and of the
+records a conversation showed; nothing here does I/O, and the one import from outside the
+package is `toolproof.spec` (the scripted user's trigger types, in `dialogue`).
 """

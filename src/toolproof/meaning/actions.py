@@ -177,7 +177,10 @@ def _vocabulary(
         forms |= described(said.get(tool, ""))
         actions[tool] = tuple(sorted(f for f in forms if f and f != ("*",)))
     read_words = {_form(v) for v in READ_VERBS}
-    read_words |= {tuple(tokens(name_words(r)[0])) for r in reads if name_words(r)}
+    spaces = {name_words(w)[0] for w in writes if name_words(w)}
+    read_words |= {tuple(tokens(name_words(r)[0])) for r in reads if name_words(r)} - {
+        tuple(tokens(s)) for s in spaces
+    }  # "sf" of sf_search_contacts names a system
     read_words -= {f for forms in actions.values() for f in forms}
     return Vocabulary(actions, tuple(sorted(w for w in read_words if w)))
 
