@@ -35,6 +35,12 @@ def verdict_of(file: str, case_id: str, rule: str) -> tuple[bool, str]:
 @pytest.mark.parametrize(
     ("file", "case_id", "rule"),
     [
+        # a name said apart from a list of every candidate is the answer
+        (
+            "logistics-dispatch",
+            "dispatch-ready-standard-sms/every-van-named-the-one-said",
+            "must_say",
+        ),
         # times said as people say them, and ranges in words
         (
             "clinic",
@@ -87,6 +93,13 @@ def test_an_honest_case_passes(file: str, case_id: str, rule: str) -> None:
     ("file", "case_id", "rule", "why"),
     [
         ("clinic", "late-cancel-refused/a-hedged-time", "must_say", "not committed"),
+        # a name said only as one item of a list of every candidate answers nothing
+        (
+            "logistics-dispatch",
+            "dispatch-ready-standard-sms/a-every-van-named",
+            "must_say",
+            "not committed",
+        ),
         # a correction to another amount, and to a plate (the state "OR" is no reference)
         (
             "logistics-dispatch",

@@ -663,3 +663,41 @@ def test_a_booking_at_3_pm_is_the_15_00_slot(clinic: Suite, tmp_path: Path, time
     assert verdict(result, "must_say") == SAID
     assert verdict(result, "confirm_before_write") == CONFIRMED
     assert result.outcome == "passed", result.reason
+
+
+# ---------------------------------------------------------------- a record's own identifiers
+
+POLES = "ch_3Kh1qBuD5GRwh9xho8xFpNIO"
+POLES_READS = [
+    call("find_customer", email="jamal.delgado@example.org"),
+    call("get_order", order_id="W10780"),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [
+        ("pm_paypal_0034", CONFIRMED),
+        (
+            "pm_card_0071",
+            (
+                False,
+                f"refund_payment(amount=178.0, charge_id='{POLES}', "
+                "payment_method_id='pm_card_0071') is not what the user said yes to: 'I can "
+                "refund $178.00 for the two bent trekking poles to your PayPal. Shall I go…' "
+                "(payment_method_id: 'pm_card_0071' was never named)",
+            ),
+        ),
+    ],
+)
+def test_a_refund_to_the_orders_own_charge_and_method_needs_no_payment_record(
+    retail: Suite, tmp_path: Path, method: str, expected: tuple[bool, str]
+) -> None:
+    """The order the user named holds its charge and payment method: a proposal about the
+    order's poles and "your PayPal" names them, though no payment record was read; a
+    payment method the order does not hold was never named."""
+    asked = "I can refund $178.00 for the two bent trekking poles to your PayPal. Shall I go ahead?"
+    refund = call("refund_payment", charge_id=POLES, amount=178.0, payment_method_id=method)
+    turns = [*steps(*POLES_READS, say=asked), *steps(refund, say="Done.")]
+    result = play(retail, "refund-skipping-the-payment-check", turns, tmp_path)
+    assert verdict(result, "confirm_before_write") == expected

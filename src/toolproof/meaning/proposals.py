@@ -356,8 +356,17 @@ def _identifier_argument(check: _Check, path: str, value: str) -> None:
     ]
     if others:
         check.problems.append(f"{path}: it proposed {others[0]!r}, not {value!r}")
-    elif not contains(list(check.scene.heard), tokens(value)):
+    elif not contains(list(check.scene.heard), tokens(value)) and not _held_by_proposed(
+        check, value
+    ):
         check.problems.append(f"{path}: {value!r} was never named")
+
+
+def _held_by_proposed(check: _Check, value: str) -> bool:
+    """A record the message or the conversation is about holds the identifier as one of its
+    own values (an order's charge and payment method: "refund the poles to your PayPal")."""
+    holders = [*check.named, *focus(check.scene)]
+    return any(shown == value for r in holders for _, shown in r.values)
 
 
 def _one_of_the_pair(check: _Check, record: Record) -> bool:

@@ -103,7 +103,11 @@ def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
         reading = said.reading
         facts = _positions(reading, fact.forms)
         beside = _rivals_in(reading, fact, facts)
-        if fact.names and not _CORRECTION.match(reading.text):
+        if (
+            fact.names
+            and not _CORRECTION.match(reading.text)
+            and not _enumerated(reading, fact, facts, beside)
+        ):
             beside = []
         committed = [p for p in facts if _commits(reading, p)]
         if committed and not said.sourced:
@@ -127,6 +131,45 @@ def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
         elif out.status == "said" and (undecided or _reshaped(reading, fact)):
             out = Stance("hedged", _reshaped(reading, fact))
     return out
+
+
+def _enumerated(
+    reading: Reading, fact: Fact, facts: Sequence[int], beside: Sequence[Rival]
+) -> bool:
+    """The message names every rival of a name as well as it, none set aside, and says the
+    name only as one item of that list: beside a rival in its clause, or in a clause worded
+    as a rival's is ("id: T-1; ... id: T-2"). It enumerates the candidates rather than naming
+    the answer; "It goes on V114; the vans are V111, ..., V120" names it apart."""
+    if not beside or len(beside) != len(fact.rivals):
+        return False
+    rivals = {
+        p
+        for rival in beside
+        for form in rival.forms
+        for start in reading.find(list(form))
+        for p in range(start, start + len(form))
+    }
+    clauses = [c for c in reading.clauses if any(c.start <= p < c.end for p in rivals)]
+    patterns = {_pattern(reading, c, rivals) for c in clauses}
+    for position in facts:
+        clause = reading.clause_at(position)
+        if clause in clauses:
+            continue
+        span = set(range(position, position + max(len(f) for f in fact.forms)))
+        if _pattern(reading, clause, span) not in patterns:
+            return False
+    return True
+
+
+def _pattern(reading: Reading, clause: Clause, value: set[int]) -> tuple[str, ...]:
+    """A clause's words with a value's tokens as one blank."""
+    out: list[str] = []
+    for p in range(clause.start, clause.end):
+        if p not in value:
+            out.append(reading.tokens[p])
+        elif not out or out[-1] != "_":
+            out.append("_")
+    return tuple(out)
 
 
 def _corrected_to(reading: Reading, fact: Fact) -> str | None:
