@@ -165,6 +165,16 @@ CRM = [
     ("golden-survivor-switch/switch-reconfirmed", "confirm_before_write", ""),
     # "Shall I bin it?": the account the agent looked up last
     ("sf-delete-empty-duplicate-allowed/deleted-uk", "confirm_before_write", ""),
+    # a proposal restated after the user's correction keeps the records it left unnamed;
+    # "make X the survivor" gives X the role, so the old survivor kept is not agreed to
+    ("golden-survivor-switch/switch-just-say-yes", "confirm_before_write", ""),
+    (
+        "golden-survivor-switch/a-switch-restated-old-survivor-kept",
+        "confirm_before_write",
+        "said no",
+    ),
+    # contacts told apart by the month and year of their last change
+    ("hs-merge-duplicate-contacts/two-messages", "confirm_before_write", ""),
     # alternatives offered with "or" leave the answer open
     ("golden-inhouse-newest-iso-date/hedged-email", "must_say", "not committed"),
     ("sf-merge-older-master-takes-newer-fields/hedged-title", "must_say", "not committed"),

@@ -45,6 +45,10 @@ class Approval:
     yes: bool = True
     """False: the user said no to the proposal (what it proposed is refused, until a later
     yes to it)."""
+    amends: bool = False
+    """The proposal follows the user's no to the agent's previous one: it restates that
+    proposal as corrected ("I'll make HubSpot's Bob record the survivor"), and what it does
+    not name stays as the previous one named it."""
 
 
 @dataclass
@@ -75,6 +79,10 @@ def proposed(
             break
         again = binds(joined, tool, arguments, schema, scene, words)
         found = again if again.proposed else found
+    if found.unnamed and approval.amends and approval.before.agent is not None:
+        amended = read(f"{approval.before.agent}\n{approval.proposal.text}")
+        again = binds(amended, tool, arguments, schema, scene, words)
+        found = again if again.proposed else found
     if found.proposed and any(
         named_at(Reading(c.text, tuple(tokens(c.text)), (c,)), words.actions.get(tool, ()))
         for c in approval.refused
@@ -104,7 +112,11 @@ def confirm_before_write(rule: ConfirmBeforeWrite, evidence: Evidence) -> Verdic
             heard = tuple(tokens(" ".join(conversation.heard)))
             earlier = len(conversation.said) - 2
             if reply.yes and last is not None and solicits(last.text):
-                approvals.append(Approval(last, before, reply.except_for, heard, earlier))
+                amends = bool(approvals) and not approvals[-1].yes
+                amends = amends and approvals[-1].proposal.text == before.agent
+                approvals.append(
+                    Approval(last, before, reply.except_for, heard, earlier, amends=amends)
+                )
             elif reply.no and last is not None:
                 approvals.append(Approval(last, before, (), heard, earlier, yes=False))
                 last = None

@@ -33,6 +33,7 @@ from toolproof.meaning.records import (
     kind_of,
     normal_id,
     referred,
+    role_holder,
 )
 from toolproof.meaning.values import contains, tokens
 
@@ -57,6 +58,8 @@ class Binding:
     why: str = ""
     explicit: int = 0
     """How many of the call's values the message stated itself."""
+    unnamed: bool = False
+    """It failed only for records it never named (an amendment may leave them as they were)."""
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -78,6 +81,8 @@ class _Check:
     """The places of the sentences that name a write's action (where its values are)."""
     actions: set[str] = field(default_factory=set)
     """The words of the names of the write tools whose action the message names."""
+    unnamed: int = 0
+    """How many of the problems are records never named."""
 
 
 def binds(
@@ -133,7 +138,8 @@ def binds(
         return Binding(False, f"it proposed {', '.join(sorted(named))}, not {tool}")
     check.problems += _swapped_roles(check) + _left_out(check)
     if check.problems:
-        return Binding(False, "; ".join(check.problems), check.explicit)
+        unnamed = check.unnamed == len(check.problems)
+        return Binding(False, "; ".join(check.problems), check.explicit, unnamed)
     if not named and check.explicit == 0:
         return Binding(False, "it names neither the action nor any of its values")
     return Binding(True, "", check.explicit)
@@ -328,6 +334,7 @@ def _record_argument(check: _Check, path: str, record: Record) -> None:
         if near is not record and kin and all(r.key == record.key for r in kin):
             return
     check.problems.append(f"{path}: {record.key!r} was never named")
+    check.unnamed += 1
 
 
 def _last_looked_up(check: _Check, record: Record) -> bool:
@@ -494,8 +501,6 @@ CLAIM_REACH = 8
 
 
 _ROLE_WORDS_APART = frozenset({"id", "no", "num", "number", "from", "to", "key", "ref", "new"})
-ROLE_REACH = 4
-"""How many words before "as <role>" the record it names may be."""
 
 
 def _swapped_roles(check: _Check) -> list[str]:
@@ -511,15 +516,17 @@ def _swapped_roles(check: _Check) -> list[str]:
     problems: list[str] = []
     for path, record in leaves:
         roles = [(w,) for w in name_words(path.rsplit(".", 1)[-1]) if w not in _ROLE_WORDS_APART]
-        others = [r for p, r in leaves if r.key != record.key and p != path and r.same_kind(record)]
+        peers = {p for p, r in leaves if r.key == record.key}
+        together = {r.key for p, r in leaves if p in peers and p != path}  # the merged records
+        others = [
+            r
+            for p, r in leaves
+            if r.key != record.key and p != path and (r.same_kind(record) or r.key in together)
+        ]
         if not others:
             continue  # one record of its kind: its role cannot be swapped
         for role in named_at(reading, roles):
-            near = (
-                range(max(0, role - 1 - ROLE_REACH), role - 1)  # "X (the newer) as master"
-                if role > 0 and reading.tokens[role - 1] == "as"
-                else range(role + 1, role + 3)  # "master X", "the duplicate X"
-            )
+            near = role_holder(reading, role)
             given = [r for r in others if any(p in near for p in referred(reading, r, records))]
             mine = any(p in near for p in referred(reading, record, records))
             if given and not mine:

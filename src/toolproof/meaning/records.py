@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof.meaning.clauses import Reading, places
+from toolproof.meaning.numbers import MONTHS
 from toolproof.meaning.values import tokens
 
 ID_FIELD = re.compile(r"(?:^|_)(?:id|no|num|number|code|ref|key|sku)$|(?-i:[a-z]Id)$", re.I)
@@ -290,17 +291,39 @@ def referred(
         if by_key:
             return by_key
     said: dict[tuple[str, str], list[int]] = {}
+    kin = records.kin(record)
     for name, value in record.values:
         if _informative(value):
             at = allowed(mentions_value(reading, name, value))
+            month = _month_of(value)
+            if (
+                not at
+                and month
+                and all(_month_of(v) != month for r in kin if r is not record for f, v in r.values)
+            ):
+                at = allowed(find_all(reading, month))  # "the one from December 2024"
             if at:
                 said[(name, value)] = at
     if not said:
         return []
-    for other in records.kin(record):
+    for other in kin:
         if other is not record and other.key != record.key and set(said) <= set(other.values):
             return []
     return sorted({p for at in said.values() for p in at})
+
+
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-\d{2}(?:$|[T ])")
+
+
+def _month_of(value: str) -> list[list[str]]:
+    """A date's month and year as a message says them ("December 2024", "Dec 2024"); empty
+    for a value that is no date."""
+    found = _ISO_DATE.match(value)
+    if not found:
+        return []
+    year, month = found.group(1), int(found.group(2))
+    names = [n for n, number in MONTHS.items() if number == month]
+    return [tokens(f"{name} {year}") for name in names]
 
 
 def described_together(reading: Reading, record: Record, records: Records) -> list[Record]:
@@ -328,3 +351,26 @@ def digits_of_key(key: str) -> list[list[str]]:
 
 def find_all(reading: Reading, forms: Iterable[list[str]]) -> list[int]:
     return sorted({p for form in forms for p in places(reading.tokens, form)})
+
+
+ROLE_REACH = 4
+"""How many words before "as <role>" the record it names may be."""
+
+
+def role_holder(reading: Reading, role: int) -> range:
+    """Where the record given a role word is: before "as" ("X (the newer) as master", "X as
+    the survivor"), before "the" when the clause names a record there ("make HubSpot's Bob
+    record the survivor"), else just after it ("master X", "the duplicate X")."""
+    said = reading.tokens
+    at = role - 1 if role > 0 and said[role - 1] in ("the", "a") else role
+    if at > 0 and said[at - 1] == "as":
+        return range(max(0, at - 1 - ROLE_REACH), at - 1)
+    start = reading.clause_at(role).start
+    if at < role and at - start >= 2 and said[at - 1] not in _VERB_BEFORE_ROLE:
+        return range(max(start, at - ROLE_REACH), at)
+    return range(role + 1, role + 3)
+
+
+_VERB_BEFORE_ROLE = frozenset({"merge", "merg", "into", "is", "be", "keep", "make", "of", "to"})
+"""Words right before "the master" after which the record follows the role ("merge the
+duplicate X", "keep the master X")."""
