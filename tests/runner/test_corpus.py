@@ -18,7 +18,7 @@ LIMIT = 0.02
 adversarial cases that break it, and of the honest cases)."""
 
 ABOVE_LIMIT: dict[tuple[str, str], int] = {
-    ("confirm_before_write", "false passes"): 4,
+    ("confirm_before_write", "false passes"): 3,
 }
 """Rules above the limit, by how many cases they misjudge at most: measured, and to be
 brought under it (docs/metrics.md says which cases and why)."""

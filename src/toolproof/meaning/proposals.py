@@ -496,6 +496,9 @@ DESCRIPTIVE = re.compile(
 """An argument in words that has no consequence of its own (a reason, a note)."""
 
 
+ID_DIGITS = 6
+"""How long a part of a reference must be to name its record alone ("0015g00000988BP" of
+"sf:0015g00000988BP"; not the "D2" of a slot)."""
 CLAIM_REACH = 8
 """How many words after another action's word a record it names is its object."""
 
@@ -540,7 +543,9 @@ def _claimed(check: _Check, record: Record, others: list[int]) -> bool:
     few words after it in its clause ("Shall I reschedule H2001 ...?", "merge the duplicate
     into 0015g00000988BP"): it is that action's, not this call's."""
     reading = check.reading
-    places = referred(reading, record, check.scene.records)
+    places = referred(reading, record, check.scene.records) or find_all(
+        reading, [p for p in digits_of_key(record.key or "") if len(p[0]) >= ID_DIGITS]
+    )  # "sf:0015g00000988BP" named by the id it holds
 
     def owned(place: int) -> bool:
         clause = reading.clause_at(place)
