@@ -86,7 +86,7 @@ def test_a_store_of_the_previous_schema_is_upgraded_and_stays_readable(tmp_path:
     shutil.copyfile(SCHEMA_2, path)
     store = Store(str(path))
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM toolproof_meta").fetchone() == ("4",)
+        assert conn.execute("SELECT value FROM toolproof_meta").fetchone() == ("5",)
         columns = {row[1] for row in conn.execute("PRAGMA table_info(trials)")}
         assert "sha256" in columns
     oracle = stored_summary(store, ORACLE_RUN)
@@ -133,7 +133,7 @@ def test_many_processes_create_one_new_store_at_the_same_moment(tmp_path: Path) 
     assert open_at_once(str(db), 15, tmp_path) == []
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT key, value FROM toolproof_meta").fetchall() == [
-            ("schema_version", "4")
+            ("schema_version", "5")
         ]
 
 

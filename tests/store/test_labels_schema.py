@@ -27,7 +27,7 @@ def test_a_store_of_schema_3_is_upgraded_with_labels_and_judge_cost(tmp_path: Pa
         conn.execute("UPDATE toolproof_meta SET value = '3'")
     upgraded = Store(str(path))
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM toolproof_meta").fetchone() == ("4",)
+        assert conn.execute("SELECT value FROM toolproof_meta").fetchone() == ("5",)
         assert {row[0] for row in conn.execute("SELECT judge_cost_usd FROM trials")} == {0.0}
     assert stored_summary(upgraded, run_id).counts.passed == 3
     assert verify_run(upgraded, run_id).ok, verify_run(upgraded, run_id).problems

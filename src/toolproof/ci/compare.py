@@ -21,10 +21,16 @@ from toolproof.metrics.comparison import (
 )
 from toolproof.metrics.power import trials_needed
 from toolproof.metrics.stats import exact, fisher_regression_p
-from toolproof.metrics.summary import InfraPolicy, ModelSummary, RunSummary, model_metrics
+from toolproof.metrics.summary import (
+    InfraPolicy,
+    ModelSummary,
+    RunSummary,
+    model_metrics,
+    ungradable_tasks,
+)
 from toolproof.spec.metrics import CATALOGUE
 from toolproof.store.journal import Store
-from toolproof.summaries import stored_summary
+from toolproof.summaries import stored_summary, task_metas
 
 
 def _models(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -43,8 +49,10 @@ def compare_runs(
     *,
     alpha: float = ALPHA,
     resamples: int = RESAMPLES,
+    include_ungradable: bool = False,
 ) -> Comparison:
-    """Run B (the candidate) against run A (the baseline), from one store."""
+    """Run B (the candidate) against run A (the baseline), from one store; the trials of
+    tasks either run cannot grade are left out unless `include_ungradable`."""
     if run_a == run_b:
         raise UsageError(f"compare {run_a} with another run, not with itself")
     if not 0 < alpha < 1:
@@ -58,6 +66,10 @@ def compare_runs(
     infra: InfraPolicy = rb.config.infra_errors
     seed = rb.config.seed
     rows_a, rows_b = store.outcomes(run_a), store.outcomes(run_b)
+    if not include_ungradable:
+        left_out = ungradable_tasks([*task_metas(store, run_a), *task_metas(store, run_b)])
+        rows_a = [r for r in rows_a if r["task_id"] not in left_out]
+        rows_b = [r for r in rows_b if r["task_id"] not in left_out]
     hashes_a = {r["task_id"]: r["task_hash"] for r in store.run_tasks(run_a)}
     hashes_b = {r["task_id"]: r["task_hash"] for r in store.run_tasks(run_b)}
     changed = sorted(t for t in set(hashes_a) & set(hashes_b) if hashes_a[t] != hashes_b[t])
@@ -75,8 +87,8 @@ def compare_runs(
         if not run.finished:
             warnings.append(f"run {run_id} is {run.status}, not finished")
     ks = sorted(set(ra.config.k) | set(rb.config.k))
-    summary_a = _entries(stored_summary(store, run_a))
-    summary_b = _entries(stored_summary(store, run_b))
+    summary_a = _entries(stored_summary(store, run_a, include_ungradable=include_ungradable))
+    summary_b = _entries(stored_summary(store, run_b, include_ungradable=include_ungradable))
     pairs = []
     for model_a, model_b in pair_models(_models(rows_a), _models(rows_b)):
         variants = compare_rows(

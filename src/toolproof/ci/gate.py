@@ -167,6 +167,8 @@ class GateResult:
     verification: Verification | None = None
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    include_ungradable: bool = False
+    """Whether the trials of ungradable tasks count (by default they are left out)."""
     _summary: RunSummary | None = field(default=None, init=False, repr=False)
 
     @property
@@ -174,7 +176,13 @@ class GateResult:
         """The run's whole summary, as `toolproof show` gives it at the gate's k values."""
         if self._summary is None:
             with gc_paused():
-                self._summary = run_summary(self.run, self.trials, self.metas, self.points.k)
+                self._summary = run_summary(
+                    self.run,
+                    self.trials,
+                    self.metas,
+                    self.points.k,
+                    include_ungradable=self.include_ungradable,
+                )
         return self._summary
 
     @property
@@ -196,8 +204,10 @@ def evaluate_gate(
     spec: GateSpec,
     baseline: str | None = None,
     sources: Sequence[str] = (),
+    include_ungradable: bool = False,
 ) -> GateResult:
-    """Hold every model of the run to the gate; reads the run (and baseline) from the store."""
+    """Hold every model of the run to the gate; reads the run (and baseline) from the store.
+    The trials of ungradable tasks are left out of what it holds, unless `include_ungradable`."""
     if spec.is_empty() and not baseline:
         raise UsageError(
             "nothing to gate on: add a gate: section to suite.yaml, or give --min, --max "
@@ -208,7 +218,11 @@ def evaluate_gate(
     # one state of the store: the summary, the JUnit cases and the manifest's check share it
     metas = task_metas(store, run_id)
     rows, summary, verification = read_verified(
-        store, run_id, lambda rows: run_summary(run, rows, metas, ks, intervals=False)
+        store,
+        run_id,
+        lambda rows: run_summary(
+            run, rows, metas, ks, intervals=False, include_ungradable=include_ungradable
+        ),
     )
     result = GateResult(
         run=run,
@@ -219,13 +233,16 @@ def evaluate_gate(
         metas=metas,
         baseline=baseline,
         sources=list(sources),
+        include_ungradable=include_ungradable,
     )
     result.checks.append(_finished(run, summary))
     if not summary.models:
         result.checks.append(GateCheck("run has trials", "", False, "finished", NoTrials()))
     result.checks.extend(limit_checks(summary, spec))
     if baseline:
-        result.comparison = compare_runs(store, baseline, run_id, alpha=spec.alpha)
+        result.comparison = compare_runs(
+            store, baseline, run_id, alpha=spec.alpha, include_ungradable=include_ungradable
+        )
         result.warnings.extend(result.comparison.warnings)
         allowed = spec.max_regression if spec.max_regression is not None else DEFAULT_MAX_REGRESSION
         several = len(summary.models) > 1

@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from toolproof.ci.compare import compare_runs
 from toolproof.ci.gate import evaluate_gate, flag_spec, resolve_spec
-from toolproof.cli.options import RUN_HELP, StoreOpt
+from toolproof.cli.options import RUN_HELP, IncludeUngradableOpt, StoreOpt
 from toolproof.cli.output import console, writable
 from toolproof.errors import UsageError
 from toolproof.perf import exit_without_teardown
@@ -62,6 +62,7 @@ def gate(
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the gate's result as JSON here.")
     ] = None,
+    include_ungradable: IncludeUngradableOpt = False,
 ) -> None:
     """Decide whether a run's model may ship: thresholds, regressions, integrity. Exit 1 if not."""
     flags = flag_spec(
@@ -74,7 +75,7 @@ def gate(
     baseline = journal.resolve(baseline) if baseline else None
     run = journal.run(run_id)
     spec, sources, warnings = resolve_spec(run, suite, flags, baseline)
-    result = evaluate_gate(journal, run_id, spec, baseline, sources)
+    result = evaluate_gate(journal, run_id, spec, baseline, sources, include_ungradable)
     result.warnings[:0] = warnings
     console.print(gate_table(result))
     for warning in result.warnings:
@@ -106,12 +107,15 @@ def compare(
         Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
     ] = None,
     alpha: Annotated[float, typer.Option(help="Significance level of the tests.")] = 0.05,
+    include_ungradable: IncludeUngradableOpt = False,
 ) -> None:
     """B − A per metric and per task, with paired tests over matched trials."""
     writable(json_path, "--json")
     journal = _opened(store)
     run_a, run_b = journal.resolve(run_a), journal.resolve(run_b)
-    comparison = compare_runs(journal, run_a, run_b, alpha=alpha)
+    comparison = compare_runs(
+        journal, run_a, run_b, alpha=alpha, include_ungradable=include_ungradable
+    )
     for table in comparison_tables(comparison):
         console.print(table)
     for warning in comparison.warnings:

@@ -33,6 +33,14 @@ InfraOpt = Annotated[
         help="Count infra errors as failures ('fail') or leave them out ('exclude').",
     ),
 ]
+IncludeUngradableOpt = Annotated[
+    bool,
+    typer.Option(
+        "--include-ungradable",
+        help="Count the tasks marked `ungradable:` (nothing they check can fail) in the "
+        "numbers; by default they are left out and listed apart.",
+    ),
+]
 SuiteArg = Annotated[Path, typer.Argument(help="Suite folder or its suite.yaml.")]
 TasksOpt = Annotated[str | None, typer.Option("--tasks", help="Task ids or tags.")]
 FaultsOpt = Annotated[str | None, typer.Option(help="Fault profile of the suite.")]

@@ -13,6 +13,7 @@ from toolproof.ci.gate import with_threshold_ks
 from toolproof.cli.options import (
     RUN_HELP,
     FailUnderOpt,
+    IncludeUngradableOpt,
     JsonOpt,
     KOpt,
     StoreOpt,
@@ -45,6 +46,7 @@ def show(
     ] = None,
     fail_under: FailUnderOpt = None,
     infra_errors: Annotated[str | None, typer.Option("--infra-errors")] = None,
+    include_ungradable: IncludeUngradableOpt = False,
     task: Annotated[
         str | None, typer.Option("--task", help="Print one trial of this task, turn by turn.")
     ] = None,
@@ -69,7 +71,12 @@ def show(
     if task is None and for_trial:
         raise UsageError(f"{for_trial[0]} needs --task ID: it picks a trial of one task")
     if task is not None:
-        for_summary = {"--k": k, "--fail-under": fail_under, "--infra-errors": infra_errors}
+        for_summary = {
+            "--k": k,
+            "--fail-under": fail_under,
+            "--infra-errors": infra_errors,
+            "--include-ungradable": include_ungradable,
+        }
         given = [flag for flag, value in for_summary.items() if value]
         if given:
             raise UsageError(f"{given[0]} is for the run's summary; --task shows one trial")
@@ -80,6 +87,7 @@ def show(
         journal.resolve(run_id),
         with_threshold_ks(parse_k(k), fail_under),
         parse_infra(infra_errors) if infra_errors else None,
+        include_ungradable,
     )
     finish(summary, json_path, fail_under)
 
@@ -150,13 +158,21 @@ def report(
     title: Annotated[
         str | None, typer.Option(help="The page title (default: the suite and the run).")
     ] = None,
+    include_ungradable: IncludeUngradableOpt = False,
 ) -> None:
     """Write one self-contained HTML report (works offline): scores, pass^k curves, conditions,
     cost, the task × trial grid and every trial's transcript."""
     writable(output, "-o")
     journal = open_existing(store)
     resolved = [journal.resolve(run_id) for run_id in run_ids]
-    stats = write_report(journal, resolved, output, title=title, transcripts_mb=transcripts_mb)
+    stats = write_report(
+        journal,
+        resolved,
+        output,
+        title=title,
+        transcripts_mb=transcripts_mb,
+        include_ungradable=include_ungradable,
+    )
     records = (
         "every trial's record"
         if stats.transcripts == stats.trials

@@ -23,6 +23,7 @@ from toolproof.cli.options import (
     FaultsOpt,
     FreshOpt,
     HeaderOpt,
+    IncludeUngradableOpt,
     InfraOpt,
     JsonOpt,
     JudgeModelOpt,
@@ -217,6 +218,7 @@ def run(
     json_path: JsonOpt = None,
     fail_under: FailUnderOpt = None,
     infra_errors: InfraOpt = "fail",
+    include_ungradable: IncludeUngradableOpt = False,
     resume: ResumeOpt = None,
     fresh: FreshOpt = False,
     otel_endpoint: OtelEndpointOpt = None,
@@ -269,11 +271,15 @@ def run(
         executor=executor,
         ray_address=ray_address,
     )
-    report = run_with_progress(run_target(request, suite, store, resume), request, fresh, otel)
+    target = run_target(request, suite, store, resume)
+    report = run_with_progress(target, request, fresh, otel)
     if report.stopped:
         stopped = report.summary.stopped or "stopped early"
         console.print(f"[yellow]{stopped}; run again with a higher --max-cost to go on")
-    finish(report.summary, json_path, fail_under)
+    summary = report.summary
+    if include_ungradable:
+        summary = stored_summary(target.store, report.run_id, include_ungradable=True)
+    finish(summary, json_path, fail_under)
 
 
 def run_with_progress(

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class TaskMeta:
-    """What a breakdown needs of a task: its tags and the tools it uses with tier and weight."""
+    """What a summary needs of a task: its tags, the tools it uses with tier and weight, and
+    why nothing it checks can fail when that is so (`ungradable`: the summary leaves it out)."""
 
     task_id: str
     tags: tuple[str, ...] = ()
     tools: Mapping[str, tuple[int, float | None]] = field(default_factory=dict)
+    ungradable: str | None = None
 
 
 def tier_weight(meta: TaskMeta, tier: int) -> float:

@@ -343,3 +343,13 @@ class Judge(Section):
     cost_usd: float | None
     undecided_criteria: int
     failed_controls: dict[str, list[str]]
+
+
+class Ungradable(Section):
+    """The run's tasks nothing of which can fail (each with why, from its `ungradable:`),
+    their trials by outcome, and whether the summary counts them (`--include-ungradable`)
+    or, by default, leaves them out of every count, rate, breakdown and the score."""
+
+    tasks: dict[str, str]
+    counts: Counts
+    included: bool

@@ -56,6 +56,7 @@ from toolproof.metrics.sections import (
     Reliability,
     Section,
     TaskRow,
+    Ungradable,
     VariantSummary,
 )
 from toolproof.records.run import InfraPolicy, RunRecord
@@ -134,6 +135,9 @@ class RunSummary(Section):
     """The judge model of a rubric and what it cost, apart from the agents' cost."""
     notes: list[str] | None = None
     """The suite's notes (`notes:` in suite.yaml): what a reader of these numbers must know."""
+    ungradable: Ungradable | None = None
+    """The tasks nothing of which can fail, left out of the numbers unless included; None
+    when the run has none."""
     counts: Counts
     infra_errors: InfraPolicy
     k: list[int]
@@ -165,15 +169,19 @@ def run_summary(
     ks: Sequence[int] | None = None,
     infra: InfraPolicy | None = None,
     intervals: bool = True,
+    include_ungradable: bool = False,
 ) -> RunSummary:
     """The summary of a run from its trial rows; k and the infra policy default to the
     run's own. Without `intervals` the bootstraps are left out and every interval is null:
     for a reader of point values alone (the gate's conditions), never for one that shows
-    intervals."""
+    intervals. The trials of ungradable tasks are left out of every number, the tasks listed
+    apart, unless `include_ungradable`."""
     config = run.config
     chosen_k = list(ks) if ks else list(config.k)
+    why = ungradable_tasks(metas)
+    counted = rows if include_ungradable else [r for r in rows if r["task_id"] not in why]
     body = summarize_run(
-        rows,
+        counted,
         metas,
         chosen_k,
         infra or config.infra_errors,
@@ -196,7 +204,24 @@ def run_summary(
         head["judge"] = judge_cost(config.judge_model, rows)
     if config.notes:
         head["notes"] = config.notes
+    if why:
+        head["ungradable"] = ungradable_section(why, rows, include_ungradable)
     return RunSummary.model_validate({**head, **body})
+
+
+def ungradable_tasks(metas: Sequence[TaskMeta]) -> dict[str, str]:
+    """Each task that cannot be graded, with why, in task order."""
+    return {m.task_id: m.ungradable for m in sorted(metas, key=lambda m: m.task_id) if m.ungradable}
+
+
+def ungradable_section(
+    why: Mapping[str, str], rows: Sequence[Mapping[str, Any]], included: bool
+) -> dict[str, Any]:
+    """The summary's `ungradable` section: the tasks, their trials by outcome, and whether
+    they were counted."""
+    theirs = [row for row in rows if row["task_id"] in why]
+    counts = _counts(Counter(row["outcome"] for row in theirs), len(theirs))
+    return Ungradable(tasks=dict(why), counts=Counts(**counts), included=included).model_dump()
 
 
 def judge_cost(model: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

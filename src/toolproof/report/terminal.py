@@ -324,13 +324,29 @@ def conversation_tables(entry: ModelSummary, k: int) -> list[Table]:
 
 
 def summary_notes(summary: RunSummary) -> list[str]:
-    """What a reader of the numbers must know, a line each: the suite's notes, then the
-    score's missing parts."""
+    """What a reader of the numbers must know, a line each: the suite's notes, the tasks
+    that cannot be graded, then the score's missing parts."""
     several = len(summary.models) > 1
-    return [*(summary.notes or [])] + [
+    return [*(summary.notes or []), *ungradable_note(summary)] + [
         f"{entry.model + ': ' if several else ''}Reliability Score {note}"
         for entry in summary.models
         for note in entry.reliability.notes
+    ]
+
+
+def ungradable_note(summary: RunSummary) -> list[str]:
+    """The line naming the run's ungradable tasks, left out or, when asked, counted."""
+    found = summary.ungradable
+    if found is None:
+        return []
+    names = ", ".join(found.tasks)
+    if found.included:
+        return [
+            f"counted {len(found.tasks)} ungradable tasks (nothing they check can fail): {names}"
+        ]
+    return [
+        f"left out {len(found.tasks)} ungradable tasks (nothing they check can fail; "
+        f"--include-ungradable counts them): {names}"
     ]
 
 

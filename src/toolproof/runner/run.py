@@ -92,6 +92,7 @@ def task_rows(suite: Suite, tasks: list[Task]) -> list[dict[str, Any]]:
                     for name in sorted(used)
                     if name in suite.tools
                 },
+                "ungradable": task.spec.ungradable,
             }
         )
     return rows

@@ -2,8 +2,9 @@
 
 docs/store.md describes them for teams that point their own dashboards at the store. Schema 3
 keeps each trial's whole result compressed (`Payload`) and adds `run_leases`; schema 4 adds
-`trials.judge_cost_usd` and the human `labels` (`labels.py`); stores of schema 1, 2 and 3 are
-upgraded in place when opened (`journal.Store`).
+`trials.judge_cost_usd` and the human `labels` (`labels.py`); schema 5 adds
+`run_tasks.ungradable`; stores of schema 1 to 4 are upgraded in place when opened
+(`journal.Store`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from toolproof.store.payload import Payload
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 meta = Table(
     "toolproof_meta",
@@ -67,6 +68,7 @@ run_tasks = Table(
     Column("task_hash", String(64), nullable=False),
     Column("tags", JSON, nullable=False),
     Column("tools", JSON, nullable=False),
+    Column("ungradable", Text),  # why nothing the task checks can fail; none before schema 5
 )
 
 
@@ -149,11 +151,12 @@ per run, the manifest document (suite and task hashes, settings, versions, host,
 sha256 per trial) and two hashes, so `toolproof verify` can show later that the stored
 verdicts are the ones the run produced. docs/ci.md describes the document."""
 
-UPGRADABLE = ("1", "2", "3")
-"""Schemas upgraded in place: 3 lacks `labels` and `trials.judge_cost_usd` (its trials were
-never judged: 0), 2 also lacks `run_leases` and `trials.sha256` and stores results as plain
-JSON, 1 also lacks `run_manifests`. Old results stay as they are (`payload.decode` reads
-both forms) and their rows without a record hash (a manifest computes it)."""
+UPGRADABLE = ("1", "2", "3", "4")
+"""Schemas upgraded in place: 4 lacks `run_tasks.ungradable` (its tasks count as gradable),
+3 also lacks `labels` and `trials.judge_cost_usd` (its trials were never judged: 0), 2 also
+lacks `run_leases` and `trials.sha256` and stores results as plain JSON, 1 also lacks
+`run_manifests`. Old results stay as they are (`payload.decode` reads both forms) and their
+rows without a record hash (a manifest computes it)."""
 
 
 def upgrade(conn: Connection, shown: str) -> None:
@@ -174,6 +177,8 @@ def upgrade(conn: Connection, shown: str) -> None:
     if "judge_cost_usd" not in columns:
         conn.exec_driver_sql("ALTER TABLE trials ADD COLUMN judge_cost_usd FLOAT")
         conn.exec_driver_sql("UPDATE trials SET judge_cost_usd = 0")
+    if "ungradable" not in {c["name"] for c in inspect(conn).get_columns("run_tasks")}:
+        conn.exec_driver_sql("ALTER TABLE run_tasks ADD COLUMN ungradable TEXT")
     if dialect == "postgresql":
         column = next(c for c in inspect(conn).get_columns("trials") if c["name"] == "result")
         if not isinstance(column["type"], LargeBinary):

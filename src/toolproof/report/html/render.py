@@ -95,8 +95,10 @@ def render_report(
     *,
     title: str | None = None,
     transcripts_mb: float = DEFAULT_TRANSCRIPTS_MB,
+    include_ungradable: bool = False,
 ) -> tuple[str, dict[str, int]]:
-    """The report's HTML and its counts (`trials`, `transcripts`)."""
+    """The report's HTML and its counts (`trials`, `transcripts`); its numbers leave out
+    ungradable tasks unless `include_ungradable` (the grid shows every trial)."""
     if not run_ids:
         raise UsageError("give at least one RUN_ID")
     if transcripts_mb < 0:
@@ -104,7 +106,7 @@ def render_report(
     unique = list(dict.fromkeys(run_ids))
     with gc_paused(), _Packer(int(transcripts_mb * 1_000_000)) as packer:
         # the records of trials that did not pass are packed as the rows stream by
-        collected = _collect(store, unique, packer)
+        collected = _collect(store, unique, packer, include_ungradable)
         if not packer.full:
             _pack_passing(store, collected, packer)
         packer.finish()
@@ -128,10 +130,17 @@ def write_report(
     *,
     title: str | None = None,
     transcripts_mb: float = DEFAULT_TRANSCRIPTS_MB,
+    include_ungradable: bool = False,
 ) -> ReportStats:
     """Render the report and write it to `path` (its folder is created)."""
     started = time.perf_counter()
-    page, counts = render_report(store, run_ids, title=title, transcripts_mb=transcripts_mb)
+    page, counts = render_report(
+        store,
+        run_ids,
+        title=title,
+        transcripts_mb=transcripts_mb,
+        include_ungradable=include_ungradable,
+    )
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -151,7 +160,9 @@ def write_report(
 # ---------------------------------------------------------------- data
 
 
-def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
+def _collect(
+    store: Store, run_ids: list[str], packer: _Packer, include_ungradable: bool
+) -> _Collected:
     """Summaries, entries (one per run and model), the grid and every trial's place; the
     records of trials that did not pass go to the packer on the way."""
     runs: list[dict[str, Any]] = []
@@ -163,7 +174,8 @@ def _collect(store: Store, run_ids: list[str], packer: _Packer) -> _Collected:
         run = store.run(run_id)
         # the grid keeps the rows' order: this run's trials follow those collected so far
         rows, ids = outcomes_and_failures(store, run_id, packer.from_index(len(out.row_ids)))
-        summary = run_summary(run, rows, task_metas(store, run_id))
+        metas = task_metas(store, run_id)
+        summary = run_summary(run, rows, metas, include_ungradable=include_ungradable)
         ks = summary.shown_ks
         runs.append(
             {
