@@ -5,6 +5,7 @@ numbers (counts, pass^k, the score, the tables, the gate) and listed apart, unle
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +116,36 @@ def test_the_summary_filters_only_the_marked_tasks_rows(tmp_path: Path) -> None:
     counted = run_summary(run, rows, metas, include_ungradable=True)
     assert counted.counts.passed == 2
     assert counted.ungradable is not None and counted.ungradable.included
+
+
+def test_a_run_of_ungradable_tasks_alone_reports_and_gates_nothing(
+    null_run: dict[str, Any], tmp_path: Path
+) -> None:
+    """Every trial left out: the report is written with no model's numbers, and the gate
+    says why it has nothing to hold."""
+    suite = Path(null_run["db"]).parent / "suite"
+    db = tmp_path / "alone.db"
+    ran = invoke("run", suite, "--agent", "null", "--tasks", "hollow", "--trials", "2",
+                 "--k", "1", "--store", db)  # fmt: skip
+    assert ran.code == 0, ran.stdout
+    report = invoke("report", "latest", "--store", db, "-o", tmp_path / "r.html")
+    assert report.code == 0, report.stdout
+    assert (tmp_path / "r.html").stat().st_size > 0
+    gate = invoke("gate", "latest", "--store", db, "--min", "pass@1=0.5")
+    assert gate.code == 1
+    assert "every trial (2) is of an ungradable task, left out: nothing to gate" in " ".join(
+        gate.stdout.split()
+    )
+
+
+def test_junit_skips_an_ungradable_task_with_why(null_run: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "gate.xml"
+    gate = ["gate", null_run["summary"]["run_id"], "--store", null_run["db"], "--junit", out]
+    invoke(*gate, "--min", "pass@1=0")
+    case = ET.parse(out).getroot().find(".//testcase[@name='hollow']")
+    assert case is not None
+    skipped = case.find("skipped")
+    assert skipped is not None and skipped.get("message") == f"ungradable, left out: {WHY}"
+    invoke(*gate, "--min", "pass@1=0", "--include-ungradable")
+    case = ET.parse(out).getroot().find(".//testcase[@name='hollow']")
+    assert case is not None and case.find("skipped") is None

@@ -29,7 +29,11 @@ class RunState:
 
 @dataclass(frozen=True)
 class NoTrials:
-    """`run has trials`, failed: the run recorded no trial, so nothing can be gated."""
+    """`run has trials`, failed: the run recorded no trial, or only trials of tasks left out
+    as ungradable, so nothing can be gated."""
+
+    left_out: int = 0
+    """Trials recorded but left out (their tasks cannot be graded)."""
 
 
 @dataclass(frozen=True)

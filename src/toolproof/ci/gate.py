@@ -237,7 +237,9 @@ def evaluate_gate(
     )
     result.checks.append(_finished(run, summary))
     if not summary.models:
-        result.checks.append(GateCheck("run has trials", "", False, "finished", NoTrials()))
+        left_out = summary.ungradable.counts.total if summary.ungradable else 0
+        found = NoTrials(left_out)
+        result.checks.append(GateCheck("run has trials", "", False, "finished", found))
     result.checks.extend(limit_checks(summary, spec))
     if baseline:
         result.comparison = compare_runs(

@@ -329,6 +329,7 @@ def import_tau2(
         console.print(
             f"{len(done.ungradable)} tasks tau2 passes whatever the agent does (each task's "
             f"`ungradable` says why): {', '.join(done.ungradable)}; validate reports them "
-            "unsound",
+            "unsound, and runs leave them out of every number (--include-ungradable counts "
+            "them)",
             highlight=False,
         )

@@ -37,8 +37,13 @@ def detail(check: GateCheck) -> str:
     match found:
         case RunState():
             return _run_state(found)
-        case NoTrials():
+        case NoTrials(left_out=0):
             return "no trial recorded: nothing to gate"
+        case NoTrials():
+            return (
+                f"every trial ({found.left_out}) is of an ungradable task, left out: nothing to "
+                "gate (--include-ungradable counts them)"
+            )
         case Threshold():
             return _threshold(found, check.passed)
         case Unmatched():

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.ci.gate import GateResult
+from toolproof.metrics.summary import ungradable_tasks
 from toolproof.report.gate import detail
 from toolproof.report.json import write_text
 from toolproof.version import __version__
@@ -87,7 +88,8 @@ def gate_junit(result: GateResult) -> ET.Element:
         else:
             ET.SubElement(case, "system-out").text = said
     _count(gate)
-    for suite in _task_suites(root, result.trials, run.suite_name, run.agent):
+    left_out = {} if result.include_ungradable else ungradable_tasks(result.metas)
+    for suite in _task_suites(root, result.trials, run.suite_name, run.agent, left_out):
         _count(suite)
     totals = [0, 0, 0, 0]
     time = 0.0
@@ -102,7 +104,11 @@ def gate_junit(result: GateResult) -> ET.Element:
 
 
 def _task_suites(
-    root: ET.Element, trials: Sequence[Mapping[str, Any]], suite_name: str, agent: str
+    root: ET.Element,
+    trials: Sequence[Mapping[str, Any]],
+    suite_name: str,
+    agent: str,
+    left_out: Mapping[str, str],
 ) -> list[ET.Element]:
     grouped: dict[tuple[str, str], dict[str, list[Mapping[str, Any]]]] = defaultdict(
         lambda: defaultdict(list)
@@ -118,16 +124,25 @@ def _task_suites(
         classname = f"{suite_name} {where}".strip()
         for task_id in sorted(tasks):
             rows = sorted(tasks[task_id], key=lambda r: int(r["trial"]))
-            _task_case(suite, classname, task_id, rows)
+            _task_case(suite, classname, task_id, rows, left_out.get(task_id))
         suites.append(suite)
     return suites
 
 
 def _task_case(
-    suite: ET.Element, classname: str, task_id: str, rows: Sequence[Mapping[str, Any]]
+    suite: ET.Element,
+    classname: str,
+    task_id: str,
+    rows: Sequence[Mapping[str, Any]],
+    ungradable: str | None = None,
 ) -> None:
+    """A task's case; one that cannot be graded is skipped, with why (left out of the gate)."""
     time = sum(float(r.get("duration_s") or 0.0) for r in rows)
     case = ET.SubElement(suite, "testcase", classname=classname, name=task_id, time=f"{time:.3f}")
+    if ungradable is not None:
+        said = clean(f"ungradable, left out: {ungradable}")
+        ET.SubElement(case, "skipped", message=said)
+        return
     counts = Counter(str(r["outcome"]) for r in rows)
     bad = [r for r in rows if r["outcome"] != "passed"]
     summary = (

@@ -307,11 +307,19 @@ def _grid(
     why: dict[int, Counter[str]] = defaultdict(Counter)
     why_tasks: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     start = 0
+    left_out = summary.ungradable.tasks if summary.ungradable else {}
+    if summary.ungradable and summary.ungradable.included:
+        left_out = {}
     for (model, variant, task_id), members in groupby(rows, _GROUP_KEY):
         chunk = list(members)
         first, start = start, start + len(chunk)
-        entry = by_label[agent if model == "" else model]  # the summary came from these rows
         codes = [_OUTCOME_CODES.get(o, "f") for o in map(_OUTCOME, chunk)]
+        if task_id in left_out:  # left out of the numbers: kept in place, in no group
+            out.row_ids.extend(ids[first:start])
+            out.codes.extend(codes)
+            out.ranks.extend(range(len(codes)))
+            continue
+        entry = by_label[agent if model == "" else model]  # the summary came from these rows
         numbers = list(map(_TRIAL, chunk))
         group: dict[str, Any] = {
             "e": entry,
