@@ -25,7 +25,13 @@ import sys
 import time
 
 from toolproof.importers.tau2 import DOMAINS
-from toolproof.importers.tau2.agreement import KINDS, STRICTER_BY_DESIGN, Agreement, measure
+from toolproof.importers.tau2.agreement import (
+    KINDS,
+    REFUSAL_BY_CODE,
+    STRICTER_BY_DESIGN,
+    Agreement,
+    measure,
+)
 
 
 def table(domain: str, agreement: Agreement) -> list[str]:
@@ -72,9 +78,10 @@ def main() -> None:
     )
     agreed, total = agreement.alike(headline=True)
     left_out = ", ".join(STRICTER_BY_DESIGN)
+    refusals = sorted({g.task for g in graded if g.refusal})
     print(
-        f"headline, the kinds both graders define alike ({left_out} left out): {agreed} of "
-        f"{total} ({agreed / total:.1%})"
+        f"headline, the kinds both graders define alike ({left_out} and the {len(refusals)} "
+        f"refusal tasks left out): {agreed} of {total} ({agreed / total:.1%})"
     )
     nothing = sorted({g.task for g in graded if g.kind == "do-nothing" and g.tau2})
     print(f"tasks tau2 passes doing nothing: {len(nothing)} {nothing}")
@@ -86,6 +93,12 @@ def main() -> None:
             f"- {kind}: {len(found)}, tau2 passes and toolproof fails ({design.mark}): {design.why}"
         )
         print(f"    {' '.join(found)}")
+    found = sorted({g.task for g in explained if g.refusal})
+    print(
+        f"- refusal tasks: {len(found)}, tau2 passes and toolproof fails "
+        f"({REFUSAL_BY_CODE.mark}): {REFUSAL_BY_CODE.why}"
+    )
+    print(f"    {' '.join(found)}")
     print("\nother disagreements:")
     for g in agreement.unexplained():
         print(f"- {g.task} {g.kind}: toolproof {'passes' if g.toolproof else 'fails'}")

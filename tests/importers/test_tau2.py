@@ -29,7 +29,7 @@ from toolproof.importers.tau2.agreement import (
     replay_gold,
     trajectories,
 )
-from toolproof.importers.tau2.data import tau2_module, tool_kinds
+from toolproof.importers.tau2.data import tau2_module, tool_kinds, tool_schemas
 from toolproof.importers.tau2.suite import left_out, replay, task_data
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.task import TaskSpec
@@ -81,10 +81,12 @@ def test_telecom_and_unknown_domains_are_refused_with_why(tmp_path: Path) -> Non
     assert not (tmp_path / "t").exists()
 
 
-def fabricated(criteria: dict[str, object] | None) -> object:
+def fabricated(
+    criteria: dict[str, object] | None, said: str = "Cancel my reservation 4WQ150, please."
+) -> object:
     """A tau2 task of our own making (no data of tau2's), with these evaluation criteria."""
     tasks = tau2_module("tau2.data_model.tasks")
-    scenario = {"instructions": "Cancel my reservation 4WQ150, please."}
+    scenario = {"instructions": said}
     return tasks.Task.model_validate(
         {"id": "made-up", "user_scenario": scenario, "evaluation_criteria": criteria}
     )
@@ -97,15 +99,56 @@ CANCEL = {
 }
 
 
-def imported(criteria: dict[str, object] | None) -> dict[str, object]:
+def imported(
+    criteria: dict[str, object] | None, said: str = "Cancel my reservation 4WQ150, please."
+) -> dict[str, object]:
     """The toolproof task the importer writes for a fabricated airline task."""
     airline = load_domain("airline")
     world = World.from_data(airline.load_db().model_dump(mode="json"))
-    task = fabricated(criteria)
+    task = fabricated(criteria, said)
     done, _ = replay(world, "airline", task)
-    data = task_data("airline", task, done, [], tool_kinds(airline))
+    kinds, schemas = tool_kinds(airline), tool_schemas(airline)
+    data = task_data("airline", task, done, [], kinds, world=world, schemas=schemas)
     TaskSpec.model_validate(data)
     return data
+
+
+AIRLINE_WRITES = [
+    "book_reservation",
+    "cancel_reservation",
+    "send_certificate",
+    "update_reservation_baggages",
+    "update_reservation_flights",
+    "update_reservation_passengers",
+]
+REFUSE = {"nl_assertions": ["Agent should refuse to cancel."], "reward_basis": ["DB"]}
+
+
+def test_a_task_that_writes_nothing_where_the_user_asks_for_a_change_is_a_refusal() -> None:
+    """Every write is forbidden (tau2's database check fails any), the record the user
+    names is the read that shows why, and the nl assertion stays in the notes."""
+    data = imported(REFUSE)
+    assert "ungradable" not in data
+    assert data["expect"] == {
+        "actions": [{"tool": "get_reservation_details", "args": {"reservation_id": "4WQ150"}}],
+        "reads": [],
+        "forbidden_calls": [{"tool": tool} for tool in AIRLINE_WRITES],
+    }
+    assert data["notes"] == [
+        "tau2's nl assertion (a judge reads it): Agent should refuse to cancel."
+    ]
+
+
+def test_a_refusal_whose_user_names_no_record_a_read_finds_stays_ungradable() -> None:
+    data = imported(REFUSE, said="Cancel my trip to Boston, please.")
+    assert data["ungradable"] == (
+        "its gold actions read nothing and its user names no record a read finds: no read can "
+        "show why the answer is no"
+    )
+    asks_nothing = imported(REFUSE, said="What is the weather like in Boston?")
+    assert str(asks_nothing["ungradable"]).startswith(
+        "its gold actions write nothing and its user asks for no change a tool makes"
+    )
 
 
 def test_a_task_without_evaluation_criteria_is_written_ungradable_not_a_crash() -> None:
@@ -132,7 +175,7 @@ def test_a_task_whose_reward_basis_never_checks_its_writes_is_written_ungradable
 
 
 @pytest.mark.slow
-def test_import_and_validate_pass_sound_tasks_and_locate_those_tau2_cannot_grade(
+def test_import_and_validate_pass_sound_tasks_and_a_refusal_tau2_leaves_to_a_judge(
     tmp_path: Path,
 ) -> None:
     made = toolproof_cli(
@@ -141,24 +184,31 @@ def test_import_and_validate_pass_sound_tasks_and_locate_those_tau2_cannot_grade
     assert made.returncode == 0, made.stderr
     assert "3 tasks" in made.stdout
     said = " ".join(made.stdout.split())
-    assert (
-        "1 tasks tau2 passes whatever the agent does (each task's `ungradable` says why): "
-        "airline-1;" in said
-    )
+    assert "tau2 passes whatever the agent does" not in said  # airline-1 is a refusal now
     notes = yaml.safe_load((tmp_path / "suite" / "suite.yaml").read_text(encoding="utf-8"))["notes"]
     assert notes[0].startswith("10 nl assertions of tau2's tasks are left out")
     assert not any(p.suffix == ".json" for p in (tmp_path / "suite" / "tasks").iterdir())
+    [refusal] = yaml.safe_load((tmp_path / "suite" / "tasks" / "airline-1.yaml").read_text())
+    assert refusal["notes"] == [
+        "tau2's nl assertion (a judge reads it): Agent should not approve the cancellation."
+    ]
     checked = toolproof_cli("validate", "suite", cwd=tmp_path)
-    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert checked.returncode == 0, checked.stdout + checked.stderr
     out = " ".join((checked.stdout + checked.stderr).split())
-    assert (
-        "suite/tasks/airline-1.yaml:2: task 'airline-1': it cannot be graded: its gold actions "
-        "write nothing and it asks nothing to be said: tau2 passes an agent that does nothing"
-    ) in out
-    assert "suite/tasks/airline-1.yaml:2: task 'airline-1': the null agent passes it" in out
-    assert "airline-7.yaml" not in out and "airline-14.yaml" not in out
-    assert "1 of 3 tasks are unsound" in out
+    assert "suite 'tau2-airline' is sound: 3 tasks checked" in out
     assert "production" in out and "v2-api" in out
+    # the refusal: the oracle passes it, an agent that refuses without looking fails it
+    refuser = toolproof_cli(
+        "run", "suite", "--agent", "blind-refuser", "--tasks", "airline-1", "--json", "r.json",
+        "--store", "r.db", cwd=tmp_path,
+    )  # fmt: skip
+    assert refuser.returncode == 0, refuser.stdout + refuser.stderr
+    [task] = json.loads((tmp_path / "r.json").read_text())["tasks"]
+    assert task["failures"] == [
+        "refusal: declined without first reading what establishes why: "
+        "get_user_details(user_id='raj_sanchez_7340'), "
+        "get_reservation_details(reservation_id='Q69X3R')"
+    ]
 
 
 def test_agreement_makes_a_done_write_twice_and_swaps_only_what_the_agent_could_know() -> None:

@@ -18,7 +18,8 @@ from toolproof.graders.base import allowed_values, by_field, describe_call
 from toolproof.graders.communication import fielded
 from toolproof.graders.identity import given_by_user
 from toolproof.graders.refusal import shown_values
-from toolproof.meaning.actions import name_words, vocabulary
+from toolproof.meaning.actions import name_words, named_at, vocabulary
+from toolproof.meaning.clauses import read
 from toolproof.meaning.dialogue import is_affirmative
 from toolproof.spec.policy import IdentifyBeforeAccess, NoOtherCustomerData
 from toolproof.tools.base import ToolResult
@@ -122,7 +123,7 @@ class OracleAgent(Agent):
         (the facts that say why follow)."""
         words = vocabulary(self.writes, self.reads, self.said)
         actions = [
-            next((w for w in name_words(tool) if (w,) in words.actions[tool]), "do")
+            next((w for w in name_words(tool) if named_at(read(w), words.actions[tool])), "do")
             for tool in self.declined
             if tool != "*"
         ]

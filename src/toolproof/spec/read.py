@@ -299,7 +299,10 @@ def _task(source: SuiteSource, data: Any, where: str, loc: list[Any], doc: Any) 
     except ValidationError as exc:
         source.problems.extend(validation_problems(exc, data, where))
         return None
-    blob = json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode()
+    dumped = spec.model_dump(mode="json")
+    if not dumped.get("notes"):
+        dumped.pop("notes", None)  # a task without notes hashes as it did before they existed
+    blob = json.dumps(dumped, sort_keys=True).encode()
     return Task(
         spec=spec,
         source=where,

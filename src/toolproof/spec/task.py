@@ -37,6 +37,12 @@ class TaskSpec(Strict):
         "`validate` reports the task unsound for this reason.",
     )
 
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What a reader of the task must know that no check says (an imported "
+        "task's check its source made in words, which toolproof grades another way).",
+    )
+
     @field_validator("id")
     @classmethod
     def _id_shape(cls, value: str) -> str:

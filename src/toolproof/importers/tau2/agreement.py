@@ -62,6 +62,16 @@ STRICTER_BY_DESIGN = {
 }
 """The kinds where toolproof and tau2 grade different things on purpose, with why."""
 
+REFUSAL_BY_CODE = ByDesign(
+    mark="a refusal graded by code",
+    reason="refusal: ",
+    why="tau2 grades a task whose gold writes nothing and says nothing by an nl assertion "
+    "alone, which its default reward leaves out, so it passes any agent that writes nothing; "
+    "toolproof grades it as a refusal (the reads that show why, no write, a decline with its "
+    "reason)",
+)
+"""Tasks, of every kind, where toolproof grades a refusal tau2 leaves to a judge."""
+
 
 @dataclass(frozen=True)
 class Trajectory:
@@ -81,6 +91,8 @@ class Graded:
     tau2: bool
     toolproof_reason: str = ""
     tau2_reason: str = ""
+    refusal: bool = False
+    """The task is a refusal toolproof grades by code and tau2 by an nl assertion alone."""
 
     @property
     def agrees(self) -> bool:
@@ -97,7 +109,9 @@ class Agreement:
     def alike(self, headline: bool = False) -> tuple[int, int]:
         """How many trajectories both graders grade alike, of how many: all of them, or for
         the headline those of the kinds both graders define alike (not `STRICTER_BY_DESIGN`)."""
-        rows = [g for g in self.graded if not (headline and g.kind in STRICTER_BY_DESIGN)]
+        rows = [
+            g for g in self.graded if not (headline and (g.kind in STRICTER_BY_DESIGN or g.refusal))
+        ]
         return sum(g.agrees for g in rows), len(rows)
 
     def by_design(self) -> list[Graded]:
@@ -112,7 +126,7 @@ class Agreement:
 
 def explained(graded: Graded) -> bool:
     """Whether the trajectory is a disagreement its kind's design explains."""
-    design = STRICTER_BY_DESIGN.get(graded.kind)
+    design = REFUSAL_BY_CODE if graded.refusal else STRICTER_BY_DESIGN.get(graded.kind)
     return (
         design is not None
         and graded.tau2
@@ -348,6 +362,7 @@ def measure(
                     continue
                 passed, why = tau2_verdict(domain, task, made[kind], world)
                 graded = Graded(name, kind, toolproof=False, tau2=passed, tau2_reason=why)
+                graded.refusal = bool(suite.task(name).spec.expect.forbidden_calls)
                 by_kind[kind][name] = (made[kind], graded)
         for kind, found in by_kind.items():
             if not found:

@@ -23,6 +23,7 @@ from toolproof.errors import UsageError
 from toolproof.graders.communication import fielded
 from toolproof.importers.generated import tool_function
 from toolproof.importers.tau2.data import VERSION, load_domain, tool_kinds, tool_schemas
+from toolproof.importers.tau2.refusals import as_refusal
 from toolproof.importers.tau2.state import invoke
 from toolproof.meaning.values import contains, tokens
 from toolproof.tools import ToolError
@@ -184,12 +185,16 @@ def task_data(
     refused: list[Any],
     kinds: dict[str, str],
     rubric: bool = False,
+    world: World | None = None,
+    schemas: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One tau2 task as a toolproof task, `done` its gold actions that succeed, with their
     results, and `refused` the gold writes the system refuses. Those change nothing, so they
     are no gold actions, but an agent that attempts one does what tau2's gold path does: they
-    are allowed writes. A task tau2 cannot grade says why (`ungradable`), and `validate`
-    reports it unsound."""
+    are allowed writes. A task whose gold writes nothing and asks nothing said is a refusal
+    graded by code where the `world` and the tools' `schemas` allow (`refusals.py`); a task
+    tau2 cannot grade otherwise says why (`ungradable`), and `validate` reports it
+    unsound."""
     criteria = task.evaluation_criteria
     if criteria and criteria.env_assertions:
         raise UsageError(f"tau2 {domain} task {task.id}: env assertions are not imported")
@@ -220,6 +225,8 @@ def task_data(
         "expect": expect,
     }
     why = ungradable(task, done, kinds)
+    if why == WRITES_NOTHING and world is not None:
+        data, why = as_refusal(data, world, domain, kinds, schemas or {}, nl)
     return {**data, "ungradable": why} if why else data
 
 
@@ -240,11 +247,16 @@ def ungradable(task: Any, done: list[Any], kinds: dict[str, str]) -> str | None:
             f"database nor the actions: tau2 never checks its gold writes ({', '.join(writes)})"
         )
     if not writes and not ("COMMUNICATE" in basis and criteria.communicate_info):
-        return (
-            "its gold actions write nothing and it asks nothing to be said: tau2 passes an "
-            "agent that does nothing"
-        )
+        return WRITES_NOTHING
     return None
+
+
+WRITES_NOTHING = (
+    "its gold actions write nothing and it asks nothing to be said: tau2 passes an agent that "
+    "does nothing"
+)
+"""Why a task tau2 grades by its nl assertions alone is ungradable, unless it is a refusal
+the graders decide (`refusals.py`)."""
 
 
 def nl_assertions(task: Any) -> list[str]:
@@ -339,7 +351,7 @@ def import_tau2(
     for task in tasks:
         done, failed = replay(world, domain, task)
         refused = [a for a in failed if kinds[a.name] == "write"]
-        data = task_data(domain, task, done, refused, kinds, rubric)
+        data = task_data(domain, task, done, refused, kinds, rubric, world, schemas)
         _dump(out / "tasks" / f"{data['id']}.yaml", [data])
         written.failing.extend(f"{data['id']} {a.name}({_call_args(a)})" for a in failed)
         if "ungradable" in data:
