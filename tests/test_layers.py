@@ -41,6 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "format": set(),
     "world": set(),
     "perf": set(),  # the interpreter's defaults set aside: the collector, Ctrl-C, teardown
+    "files": uses("errors"),  # outputs written whole or not at all
     # the file formats, and what is read straight from them
     "spec": uses("errors"),
     "config": uses("errors spec"),
@@ -52,7 +53,7 @@ ALLOWED: dict[str, set[str]] = {
     # the live runtime, the gateway every tool call passes through, the loaded suite
     "runtime": uses("errors redact registry spec tools transcript"),
     "gateway": uses("errors seeds spec tools transcript world"),
-    "suite": uses("meaning errors gateway runtime spec tools world"),
+    "suite": uses("meaning errors files gateway runtime spec tools world"),
     # pure: grading and metrics are functions of data
     "graders": uses("meaning registry spec transcript world"),
     "records": uses("graders models redact spec transcript world"),  # what the store keeps
@@ -60,7 +61,7 @@ ALLOWED: dict[str, set[str]] = {
     # the store owns every byte on disk; a stored run is summarised through the metrics
     "store": uses("errors perf records redact spec"),
     "summaries": uses("metrics store"),
-    "labelling": uses("errors metrics records store"),  # human labels and agreement
+    "labelling": uses("errors files metrics records store"),  # human labels and agreement
     # users and agents, and the runner that plays a trial and a run
     "users": uses("meaning errors models seeds spec transcript"),
     "agents": uses(
@@ -76,10 +77,12 @@ ALLOWED: dict[str, set[str]] = {
     "ci": uses(
         "errors format graders metrics perf records spec store suite summaries telemetry transcript"
     ),
-    "report": uses("ci errors format metrics perf records spec store summaries transcript version"),
+    "report": uses(
+        "ci errors files format metrics perf records spec store summaries transcript version"
+    ),
     "view": uses("errors format metrics report spec store summaries"),
     "importers": uses(
-        "meaning errors graders metrics models records runner spec store suite telemetry"
+        "meaning errors files graders metrics models records runner spec store suite telemetry"
         " tools transcript version world"
     ),
     # the command line and the public API, on top

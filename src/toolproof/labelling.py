@@ -7,11 +7,13 @@ module decides."""
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolproof.errors import Problem, SuiteError, UsageError
+from toolproof.files import write_atomic
 from toolproof.metrics.agreement import Item, agreement
 from toolproof.records.trial import TrialResult
 from toolproof.store.journal import Store
@@ -63,10 +65,11 @@ def export_labels(journal: Store, run_id: str, labeller: str | None, path: Path)
         for trial in labelled_trials(journal, run_id)
         for name, automated, _ in trial.items
     ]
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(COLUMNS)
-        writer.writerows(rows)
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(COLUMNS)
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue(), "--export")
     return len(rows)
 
 

@@ -95,7 +95,7 @@ def test_import_refuses_an_unknown_category_and_a_folder_in_use(tmp_path: Path) 
     (tmp_path / "used" / "notes.txt").write_text("keep me")
     used = toolproof_cli("import", "bfcl", "base", "--out", "used", cwd=tmp_path)
     assert used.returncode == 2
-    assert "--out used: not an empty folder; give a new or empty folder" in used.stderr
+    assert "--out used: a folder that is not empty; give a new or empty folder" in used.stderr
     assert "Traceback" not in used.stderr
     assert (tmp_path / "used" / "notes.txt").read_text() == "keep me"
 

@@ -69,7 +69,7 @@ def gate(
         min_ or [], max_ or [], max_regression, max_regressed_tasks=max_regressed_tasks
     )
     for path, flag in ((junit, "--junit"), (markdown, "--markdown"), (json_path, "--json")):
-        writable(path, flag)
+        writable(path, flag, store=store, suite=suite)
     journal = _opened(store)
     run_id = journal.resolve(run_id)
     baseline = journal.resolve(baseline) if baseline else None
@@ -110,7 +110,7 @@ def compare(
     include_ungradable: IncludeUngradableOpt = False,
 ) -> None:
     """B − A per metric and per task, with paired tests over matched trials."""
-    writable(json_path, "--json")
+    writable(json_path, "--json", store=store)
     journal = _opened(store)
     run_a, run_b = journal.resolve(run_a), journal.resolve(run_b)
     comparison = compare_runs(
@@ -161,8 +161,8 @@ def verify(
 ) -> None:
     """Recompute the hashes of a run's stored results; exit 1 when any differs from its
     manifest, naming the trial."""
-    writable(manifest, "--manifest")
-    writable(json_path, "--json")
+    writable(manifest, "--manifest", store=store)
+    writable(json_path, "--json", store=store)
     journal = _opened(store)
     run_id = journal.resolve(run_id)
     if record:

@@ -42,7 +42,7 @@ def label(
     journal = open_existing(store)
     run_id = journal.resolve(run_id)
     if export:
-        writable(export, "--export")
+        writable(export, "--export", store=store)
         rows = export_labels(journal, run_id, labeller, export)
         console.print(f"wrote {export}: {rows} rows to label")
     elif import_:
@@ -65,7 +65,7 @@ def agreement_command(
     from toolproof.cli.labelling import show_agreement
     from toolproof.labelling import agreement_found
 
-    writable(json_path, "--json")
+    writable(json_path, "--json", store=store)
     journal = open_existing(store)
     run_id = journal.resolve(run_id)
     found = agreement_found(journal, run_id, seed)

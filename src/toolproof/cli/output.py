@@ -42,24 +42,50 @@ def finish(summary: RunSummary, json_path: Path | None, thresholds: list[str] | 
         raise typer.Exit(1)
 
 
-def writable(path: Path | None, flag: str) -> None:
-    """Refuse, before any work, an output file that could not be written afterwards: a
-    folder, a path under a file, a folder or file without write permission. Leaves nothing
-    behind (the probe is an anonymous temporary file)."""
+def writable(
+    path: Path | None, flag: str, *, store: str | None = None, suite: Path | None = None
+) -> None:
+    """Refuse, before any work, an output file that could not be written afterwards, or
+    that must not be: a folder, a path under a file, a FIFO, socket or device (writing one
+    may wait for a reader forever), a folder or file without write permission, the results
+    store (`store`, as --store gives it: not given, ./toolproof.db) and its journal files,
+    or a file of the suite folder `suite` (its suite.yaml, tasks, data, tools). Paths are
+    compared as they resolve, links and `..` followed. Leaves nothing behind (the probe is
+    an anonymous temporary file)."""
     if path is None:
         return
+    from toolproof.store.queries import store_file
+
     if path.is_dir():
         raise UsageError(f"{flag} {path}: is a folder; give a file name")
+    if path.exists() and not path.is_file():
+        raise UsageError(
+            f"{flag} {path}: not a regular file (a FIFO, socket or device); give a file name"
+        )
+    target = Path(os.path.realpath(path))
+    database = store_file(store)
+    if database is not None and target in {
+        database,
+        *(database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal")),
+    }:
+        raise UsageError(f"{flag} {path}: is the results store {database}; give another file")
+    if suite is not None:
+        folder = Path(os.path.realpath(suite))
+        folder = folder if folder.is_dir() else folder.parent
+        if target.is_file() and target.is_relative_to(folder):
+            raise UsageError(f"{flag} {path}: is a file of the suite {suite}; give another file")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
         raise UsageError(f"{flag} {path}: {folder} is a file, not a folder")
+    beside = target.parent  # where the file is written first, then renamed into place
+    while not beside.exists() and beside != beside.parent:
+        beside = beside.parent
     try:
         if path.exists():
-            path.open("ab").close()
-        else:
-            tempfile.TemporaryFile(dir=folder).close()
+            path.open("ab").close()  # a file made read-only is kept as it is
+        tempfile.TemporaryFile(dir=beside).close()
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot write there: {exc.strerror or exc}") from None
 

@@ -64,7 +64,7 @@ def show(
 ) -> None:
     """Print a stored run's summary (optionally at other k or another infra policy), or with
     --task one trial's transcript, tool calls and verdicts."""
-    writable(json_path, "--json")
+    writable(json_path, "--json", store=store)
     journal = open_existing(store)
     options = {"--trial": trial, "--variant": variant, "--model": model}
     for_trial = [flag for flag, value in options.items() if value is not None]
@@ -162,7 +162,7 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (works offline): scores, pass^k curves, conditions,
     cost, the task × trial grid and every trial's transcript."""
-    writable(output, "-o")
+    writable(output, "-o", store=store)
     journal = open_existing(store)
     resolved = [journal.resolve(run_id) for run_id in run_ids]
     stats = write_report(
@@ -231,7 +231,7 @@ def import_taubench(
     """Import a tau-bench results file as a run and print its metrics."""
     from toolproof.importers.taubench import import_results
 
-    writable(json_path, "--json")
+    writable(json_path, "--json", store=store)
     journal = Store(store)
     run_id = import_results(results, journal, parse_k(k))
     console.print(f"imported {results} as run [bold]{run_id}")

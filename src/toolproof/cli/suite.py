@@ -231,8 +231,8 @@ def run(
         from toolproof.runner.config import RunRequest, model_overrides, run_target
         from toolproof.telemetry import OtelOptions, check_options
 
-    writable(json_path, "--json")
-    writable(otel_file, "--otel-file")
+    writable(json_path, "--json", store=store, suite=suite)
+    writable(otel_file, "--otel-file", store=store, suite=suite)
     otel = OtelOptions(otel_endpoint, otel_file, otel_content)
     check_options(otel)
     flag_spec(fail_under or [], min_flag="--fail-under")  # bad thresholds fail before the run
@@ -350,11 +350,12 @@ def regrade(
         from toolproof.runtime import services_on_demand
         from toolproof.suite import load_suite
 
-    writable(json_path, "--json")
+    writable(json_path, "--json", store=store, suite=suite)
     journal = open_existing(store)
     run_id = journal.resolve(run_id)
     stored = journal.run(run_id)
     path = suite or suite_folder(stored, "give it with --suite")
+    writable(json_path, "--json", store=store, suite=path)
     with services_on_demand():  # no live system is called: start none it can do without
         loaded = load_suite(path)
     with journal.lease(run_id):  # not while a process is still running it

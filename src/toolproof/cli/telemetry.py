@@ -56,11 +56,12 @@ def import_trace(
     """Draft a task from one production conversation: its user turns, its calls as the
     starting gold actions, the tool outputs as notes; the expectations are TODOs."""
     from toolproof.importers.trace import draft_task
+    from toolproof.report.json import write_text
     from toolproof.telemetry.traces import conversations, pick
 
     if output is not None and output.exists():
         raise UsageError(f"-o {output}: the file exists; give a new file name")
-    writable(output, "-o")
+    writable(output, "-o", suite=suite)
     loaded = suite_for_traces(suite)
     draft = draft_task(pick(conversations(traces), conversation, traces), loaded)
     for problem in draft.problems:
@@ -68,7 +69,7 @@ def import_trace(
     if output is None:
         print(draft.text, end="")
         return
-    output.write_text(draft.text, encoding="utf-8")
+    write_text(output, draft.text, "-o")
     console.print(
         f"wrote draft task {draft.task_id} to {output}: fill its TODOs, then delete its "
         "`draft:` line",
@@ -111,12 +112,12 @@ def monitor(
     economics) and compare each with the baseline run; exit 1 on a significant regression."""
     from toolproof.ci.monitor import Policy, baseline_measures, baseline_suite, production_measures
     from toolproof.ci.monitor import monitor as compare
-    from toolproof.report.json import write_json
+    from toolproof.report.json import write_json, write_text
     from toolproof.report.monitor import monitor_markdown
     from toolproof.store.queries import open_existing
 
-    writable(json_path, "--json")
-    writable(markdown_path, "--markdown")
+    writable(json_path, "--json", store=store, suite=suite)
+    writable(markdown_path, "--markdown", store=store, suite=suite)
     journal = open_existing(store)
     run_id = journal.resolve(baseline)
     policy = Policy.of(suite_for_traces(suite or baseline_suite(journal, run_id)))
@@ -133,6 +134,6 @@ def monitor(
     if json_path:
         write_json(report.as_json(), json_path)
     if markdown_path:
-        markdown_path.write_text(text, encoding="utf-8")
+        write_text(markdown_path, text, "--markdown")
     if report.regressed:
         raise typer.Exit(1)

@@ -6,17 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from toolproof.errors import UsageError
+from toolproof.files import write_atomic
 
 
 def write_text(path: str | Path, text: str, flag: str) -> None:
-    """Write a file (its folder made); an unwritable path is a usage error naming `flag`."""
-    target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
+    """Write a file (its folder made) whole or not at all: into a temporary file beside it,
+    renamed into place (`write_atomic`); an unwritable path is a usage error naming `flag`."""
+    write_atomic(path, text, flag)
 
 
 def write_json(data: dict[str, Any], path: str | Path, flag: str = "--json") -> None:

