@@ -4,8 +4,9 @@ A tau2 task whose gold actions write nothing and which asks nothing to be said p
 that does nothing: its only check is an nl assertion a judge reads ("Agent should refuse to
 proceed with the cancellation"). Most are refusals: the user asks for a change (a
 cancellation, a refund, a cabin change) the policy does not allow. toolproof grades such a task
-as a refusal (docs/suite-format.md, Refusals): every write tool is forbidden (tau2's database
-check fails any write that changes the database), the refusal declines the writes the user's
+as a refusal (docs/suite-format.md, Refusals): every write tool is forbidden but one the gold
+path tries and the system refuses (tau2's database check fails any write that changes the
+database), the refusal declines the writes the user's
 words ask for, after the decisive reads (the gold actions' reads, or, where the gold reads
 nothing, the lookups of the records the user's words name), with a value those reads showed
 as its reason. The nl assertions stay in the task's notes. A task whose user asks for no
@@ -60,7 +61,8 @@ def as_refusal(
                 "read can show why the answer is no"
             )
     expect["actions"] = gold
-    expect["forbidden_calls"] = [{"tool": name} for name in writes]
+    allowed = {a["tool"] for a in expect.get("allow_writes") or []}  # tau2's gold tries them
+    expect["forbidden_calls"] = [{"tool": name} for name in writes if name not in allowed]
     notes = [f"tau2's nl assertion (a judge reads it): {a}" for a in nl]
     return {**data, "expect": expect, **({"notes": notes} if notes else {})}, None
 
