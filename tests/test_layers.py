@@ -69,8 +69,8 @@ ALLOWED: dict[str, set[str]] = {
         " transcript users"
     ),
     "runner": uses(
-        "agents config errors gateway graders metrics models perf records redact runtime seeds"
-        " spec store suite summaries tools transcript users version world"
+        "agents config errors format gateway graders metrics models perf records redact runtime"
+        " seeds spec store suite summaries tools transcript users version world"
     ),
     # after a run: traces, the gate, compare and monitor, the reports, the dashboard
     "telemetry": uses("errors models records runner spec transcript version"),
@@ -87,7 +87,7 @@ ALLOWED: dict[str, set[str]] = {
     ),
     # the command line and the public API, on top
     "cli": uses(
-        "ci errors graders importers labelling metrics models perf records redact report"
+        "ci errors format graders importers labelling metrics models perf records redact report"
         " runner runtime spec store suite summaries telemetry version view"
     ),
     "__main__": uses("cli"),

@@ -1,7 +1,37 @@
 """Numbers as toolproof shows them: in tables, reports and the sentences of a warning or a
-gate condition. One place, so a value reads the same wherever it appears."""
+gate condition. One place, so a value reads the same wherever it appears. And text that
+toolproof did not write, made inert before it reaches a terminal (`inert`)."""
 
 from __future__ import annotations
+
+import re
+
+_CONTROL = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+UNSAFE = re.compile(f"[{_CONTROL}]+")
+"""Runs of what a terminal acts on rather than shows: C0 and C1 control characters (ESC
+starts every escape sequence; CSI and OSC have one-character C1 forms) and the Unicode bidi
+overrides and isolates, which reorder what follows. Newline and tab are left out: layout."""
+UNSAFE_IN_LINE = re.compile(rf"[\t\n{_CONTROL}]+")
+"""`UNSAFE`, newline and tab too: for text that must stay on one line."""
+
+
+def inert(text: str, *, layout: bool = True) -> str:
+    """`text` with every control character and bidi override shown rather than obeyed: ESC
+    as `\\x1b`, BEL as `\\x07`, CSI (U+009B) as `\\x9b`, U+202E as `\\u202e`. What an
+    escape sequence says after its ESC is plain text, so once the ESC is shown the sequence
+    is too: it cannot clear the screen, set the clipboard or the window title, or hide a
+    link. Letters of any script pass unchanged. `layout`: keep newline and tab (a message
+    of several lines); without it they are shown too. The result is printable, so `inert`
+    of it is itself."""
+    pattern = UNSAFE if layout else UNSAFE_IN_LINE
+    return pattern.sub(shown, text)
+
+
+def shown(match: re.Match[str]) -> str:
+    """The visible form of a run of characters a terminal would obey."""
+    return "".join(
+        f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" for c in match.group()
+    )
 
 
 def fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:

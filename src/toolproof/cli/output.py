@@ -10,18 +10,19 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from toolproof.ci.gate import fail_under
 from toolproof.errors import UsageError
 from toolproof.metrics.summary import RunSummary
+from toolproof.report.console import InertConsole
 from toolproof.report.gate import detail
 from toolproof.report.json import write_json
 from toolproof.report.terminal import summary_notes, summary_tables
 
-console = Console() if sys.stdout.isatty() else Console(width=160)
-errors = Console(stderr=True, soft_wrap=True, emoji=False)  # "file:100: ..." is no emoji code
+console = InertConsole() if sys.stdout.isatty() else InertConsole(width=160)
+# "file:100: ..." is no emoji code
+errors = InertConsole(stderr=True, soft_wrap=True, emoji=False)
 
 
 def finish(summary: RunSummary, json_path: Path | None, thresholds: list[str] | None) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from toolproof.ci.gate import with_threshold_ks
@@ -23,6 +22,7 @@ from toolproof.cli.options import (
 from toolproof.cli.output import console, errors, finish, writable
 from toolproof.cli.telemetry import import_trace
 from toolproof.errors import UsageError
+from toolproof.report.console import InertConsole
 from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
 from toolproof.report.json import write_json
 from toolproof.store.journal import Store
@@ -178,7 +178,7 @@ def report(
         if stats.transcripts == stats.trials
         else f"{stats.transcripts:,} of {stats.trials:,} trial records"
     )
-    Console(soft_wrap=True).print(
+    InertConsole(soft_wrap=True).print(
         f"wrote {stats.path} ({stats.bytes / 1_000_000:.1f} MB; {stats.runs} run(s), "
         f"{stats.trials:,} trials, {records}) in {stats.seconds:.1f}s",
         highlight=False,
@@ -199,7 +199,7 @@ def view(
     from toolproof.view.server import DashboardServer
 
     server = DashboardServer(Dashboard(open_existing(store)), host, port)
-    out = Console(soft_wrap=True, highlight=False)
+    out = InertConsole(soft_wrap=True, highlight=False)
     if not server.loopback:
         errors.print(
             f"warning: listening on {host}: anyone who can reach this machine on port "

@@ -11,6 +11,7 @@ import typer
 from toolproof.cli.options import StoreOpt
 from toolproof.cli.output import console, errors, writable
 from toolproof.errors import UsageError
+from toolproof.format import inert
 from toolproof.perf import ctrl_c_deferred
 
 if TYPE_CHECKING:  # the suite machinery loads only when a command reads a suite
@@ -67,7 +68,7 @@ def import_trace(
     for problem in draft.problems:
         errors.print(f"[yellow]warning:[/] {problem}", highlight=False)
     if output is None:
-        print(draft.text, end="")
+        print(inert(draft.text), end="")  # the file, -o, holds the text as it is
         return
     write_text(output, draft.text, "-o")
     console.print(
@@ -130,7 +131,7 @@ def monitor(
         alpha=alpha,
     )
     text = monitor_markdown(report)
-    print(text, end="")
+    print(inert(text), end="")
     if json_path:
         write_json(report.as_json(), json_path)
     if markdown_path:

@@ -18,7 +18,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from toolproof.format import fixed
+from toolproof.format import fixed, inert
 from toolproof.metrics.checkpoints import PER_TURNS
 from toolproof.metrics.sections import Interval, Judge
 from toolproof.metrics.summary import ModelSummary, RunSummary, measured
@@ -106,27 +106,31 @@ class RunProgress:
         now = time.monotonic()
         if now - self.printed >= self.every or self.done >= self.total:
             self.printed = now
-            self.console.print(self.line(result, now - self.started), markup=False, highlight=False)
+            line = self.line(result, now - self.started)  # one line, however wide
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
             self.shown = self.done
 
     def line(self, result: TrialResult, elapsed: float) -> str:
         """`[0:01:23] 3/6 trials: 1 passed, 2 failed, 0 infra errors; last: TASK #1 failed:
         REASON` (the reason on one line, cut at 80 characters); `2–3/6` when trial 2 finished
-        since the line before without a line of its own."""
+        since the line before without a line of its own. A control character in the task id
+        or the reason is shown (`\\x1b`, counted as shown), never sent to the terminal or
+        the CI log."""
         minutes, seconds = divmod(int(elapsed), 60)
         outcome = result.outcome.replace("_", " ")
         if result.reason and result.outcome != "passed":
-            reason = " ".join(result.reason.split())  # one line, however the reason is written
+            reason = inert(" ".join(result.reason.split()), layout=False)  # one line, shown
             reason = reason if len(reason) <= 80 else reason[:79] + "…"
             outcome += f": {reason}"
         who = f" ({result.model})" if result.model else ""
         first = self.shown + 1
         done = f"{first}–{self.done}" if first < self.done else str(self.done)
-        return (
+        return inert(
             f"[{minutes // 60}:{minutes % 60:02d}:{seconds:02d}] {done}/{self.total} "
             f"trials: {self.counts['passed']} passed, {self.counts['failed']} failed, "
             f"{self.counts['infra_error']} infra errors; last: {result.task_id} "
-            f"#{result.trial}{who} {outcome}"
+            f"#{result.trial}{who} {outcome}",
+            layout=False,
         )
 
     def stop(self) -> None:

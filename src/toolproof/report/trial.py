@@ -1,7 +1,9 @@
 """One stored trial in the terminal (`toolproof show RUN --task ID`): what happened, turn by
 turn, and why it was graded as it was, so a failure can be read without opening the HTML
 report. Messages are shown whole; tool arguments and results as compact JSON, cut at
-`RESULT_CHARS` (the whole record is `--json`)."""
+`RESULT_CHARS` (the whole record is `--json`). What the record holds is made inert as it
+goes into rich's `Text` (which would drop BEL and CR unseen): a control character in a
+message, a result or a reason is shown as `\\x1b`, never sent to the terminal."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from toolproof.format import inert
 from toolproof.transcript import (
     CheckEvent,
     EndEvent,
@@ -47,19 +50,19 @@ def header(run_id: str, picked: PickedTrial) -> RenderableType:
     which = f"trial {r.trial} (of {', '.join(map(str, picked.trials))}"
     which += "; the first that did not pass)" if picked.first_failure else ")"
     title = Text.assemble(
-        (f"{r.task_id}", "bold"),
-        f" · {which} · {r.variant or 'clean'} · {r.model or r.agent} · run {run_id}",
+        (inert(r.task_id), "bold"),
+        inert(f" · {which} · {r.variant or 'clean'} · {r.model or r.agent} · run {run_id}"),
     )
     outcome = Text.assemble(
         (r.outcome.replace("_", " "), f"bold {OUTCOME_STYLE[r.outcome]}"),
-        f": {r.reason}" if r.reason else "",
+        inert(f": {r.reason}") if r.reason else "",
     )
     tokens = f"{r.usage.input_tokens:,} in / {r.usage.output_tokens:,} out tokens"
     cost = "unpriced" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+    ended = inert(f" · ended: {r.ended}") if r.ended else ""
     facts = Text(
         f"{r.duration_s:.2f}s · {plural(r.turns, 'turn')} · {plural(r.tool_calls, 'tool call')}"
-        f" · {tokens} · "
-        f"{cost} · seed {r.seed}" + (f" · ended: {r.ended}" if r.ended else ""),
+        f" · {tokens} · {cost} · seed {r.seed}{ended}",
         style="dim",
     )
     lines: list[RenderableType] = [title, outcome, facts]
@@ -69,7 +72,7 @@ def header(run_id: str, picked: PickedTrial) -> RenderableType:
         hint += f"; --variant for {', '.join(others)}"
     if len(picked.models) > 1:
         hint += f"; --model for {', '.join(m for m in picked.models if m != r.model)}"
-    lines.append(Text(hint, style="dim"))
+    lines.append(Text(inert(hint), style="dim"))
     return Group(*lines)
 
 
@@ -84,7 +87,7 @@ def conversation(result: TrialResult) -> Table:
     for event in result.transcript.events:
         t = f"{event.t:.2f}s"
         if isinstance(event, MessageEvent):
-            text = Text(event.content.strip())
+            text = Text(inert(event.content.strip()))
             if event.role == "user":
                 if said in confusing:
                     text.append("  (meant to confuse)", style="yellow")
@@ -98,15 +101,17 @@ def conversation(result: TrialResult) -> Table:
             table.add_row(t, Text("model", style="dim"), model_turn(event))
         elif isinstance(event, CheckEvent):
             mark = ("✓", "green") if event.passed else ("✗", "red")
-            line = Text.assemble(mark, f" check {event.name}")
+            line = Text.assemble(mark, inert(f" check {event.name}"))
             if event.message:
-                line.append(f": {event.message}")
+                line.append(inert(f": {event.message}"))
             table.add_row(t, Text("check", style="bold"), line)
         elif isinstance(event, EndEvent):
             detail = f": {event.detail}" if event.detail else ""
-            table.add_row(t, Text("end", style="dim"), Text(event.reason + detail, style="dim"))
+            table.add_row(
+                t, Text("end", style="dim"), Text(inert(event.reason + detail), style="dim")
+            )
         elif isinstance(event, NoteEvent) and event.kind != "confusing_turn":
-            table.add_row(t, Text("note", style="dim"), Text(note(event), style="dim"))
+            table.add_row(t, Text("note", style="dim"), Text(inert(note(event)), style="dim"))
     return table
 
 
@@ -118,13 +123,13 @@ def tool_call(event: ToolCallEvent) -> Text:
         arguments = cut(
             ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in event.arguments.items())
         )
-    text = Text.assemble((event.name, "bold"), "(", arguments, ")")
+    text = Text.assemble((inert(event.name), "bold"), "(", arguments, ")")
     if event.tool is not None:
-        text.append(f"  [drifted name of {event.tool}]", style="dim")
+        text.append(inert(f"  [drifted name of {event.tool}]"), style="dim")
     if event.fault:
-        text.append(f"\n⚡ fault injected: {event.fault}", style="yellow")
+        text.append(inert(f"\n⚡ fault injected: {event.fault}"), style="yellow")
     if event.is_error:
-        text.append(f"\n✗ {event.error_kind or 'error'}: ", style="red")
+        text.append(inert(f"\n✗ {event.error_kind or 'error'}: "), style="red")
         text.append(cut(event.result))
     else:
         text.append("\n→ ", style="green")
@@ -138,12 +143,14 @@ def model_turn(event: ModelCallEvent) -> Text:
     who = "user simulator " if event.role == "user" else ""
     calls = f", {len(event.tool_calls)} tool call(s)" if event.tool_calls else ""
     text = Text(
-        f"{who}{event.model}: {event.usage.input_tokens:,} in / {event.usage.output_tokens:,} "
-        f"out tokens, {event.latency_s:.2f}s{calls}",
+        inert(
+            f"{who}{event.model}: {event.usage.input_tokens:,} in / {event.usage.output_tokens:,} "
+            f"out tokens, {event.latency_s:.2f}s{calls}"
+        ),
         style="dim",
     )
     if event.content and event.tool_calls:
-        text.append(f"\n{event.content}", style="dim italic")
+        text.append(inert(f"\n{event.content}"), style="dim italic")
     return text
 
 
@@ -159,11 +166,11 @@ def note(event: NoteEvent) -> str:
 
 def cut(value: Any) -> str:
     """A value as compact JSON (text as it is), cut at RESULT_CHARS with how much was left
-    out."""
+    out, made inert."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     if len(text) <= RESULT_CHARS:
-        return text
-    return f"{text[:RESULT_CHARS]}… ({len(text) - RESULT_CHARS:,} more characters in --json)"
+        return inert(text)
+    return inert(f"{text[:RESULT_CHARS]}… ({len(text) - RESULT_CHARS:,} more characters in --json)")
 
 
 def changes(result: TrialResult) -> Table:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.errors import UsageError
+from toolproof.format import inert
 from toolproof.metrics.summary import InfraPolicy
 from toolproof.records.run import RunConfig, RunRecord
 from toolproof.redact import REDACTED, redacted
@@ -187,7 +188,7 @@ def run_config(suite: Suite, request: RunRequest, *, served: Task | None = None)
     max_steps = request.max_steps or defaults.max_steps
     beyond = checkpoints_beyond(request, max_steps)
     if beyond:
-        print(f"note: {beyond}", file=sys.stderr)
+        note(beyond)
     tasks = suite.select(request.tasks)
     if served is None:
         judge = judge_name(suite, request.judge_model, graded=tasks)
@@ -229,10 +230,9 @@ def reported_ks(suite: Suite, request: RunRequest, trials: int) -> list[int]:
         )
     if too_big:
         ks = [k for k in ks if k <= trials] or [1]
-        print(
-            f"note: {trials} trials per task are too few for the suite's default k="
-            f"{', '.join(map(str, too_big))}; reporting k={', '.join(map(str, ks))}",
-            file=sys.stderr,
+        note(
+            f"{trials} trials per task are too few for the suite's default k="
+            f"{', '.join(map(str, too_big))}; reporting k={', '.join(map(str, ks))}"
         )
     return ks
 
@@ -283,7 +283,7 @@ def variant_keys(suite: Suite, request: RunRequest) -> list[str]:
             raise UsageError("--profile full chooses faults, drift, load and personas itself")
         lacking = lacking_conditions(suite)
         if lacking:
-            print(f"note: --profile full: {lacking}", file=sys.stderr)
+            note(f"--profile full: {lacking}")
         bases = full_profile(suite)
     else:
         levels: list[int | None] = list(request.load) or [None]
@@ -310,10 +310,9 @@ def rewriting(suite: Suite, names: list[str]) -> list[str]:
         if not resolve_persona(name, suite.file.personas).plain:
             kept.append(name)
             continue
-        print(
-            f"note: persona {name} plays every task as written, as the plain trials do: "
-            "their numbers are its numbers, so it is not run a second time",
-            file=sys.stderr,
+        note(
+            f"persona {name} plays every task as written, as the plain trials do: "
+            "their numbers are its numbers, so it is not run a second time"
         )
     return kept
 
@@ -455,3 +454,8 @@ def restored_agent(stored: str | None, given: str | None, run_id: str) -> dict[s
             "it again with --agent to resume it"
         )
     return {"agent": given}
+
+
+def note(text: str) -> None:
+    """`note: TEXT` on standard error, TEXT made inert (it may name what a suite says)."""
+    print(f"note: {inert(text)}", file=sys.stderr)
