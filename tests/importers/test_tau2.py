@@ -30,7 +30,7 @@ from toolproof.importers.tau2.agreement import (
     trajectories,
 )
 from toolproof.importers.tau2.data import tau2_module, tool_kinds, tool_schemas
-from toolproof.importers.tau2.suite import left_out, replay, task_data
+from toolproof.importers.tau2.suite import fact, left_out, replay, task_data
 from toolproof.runner.run import RunRequest, run_suite
 from toolproof.spec.task import TaskSpec
 from toolproof.store import Store
@@ -172,6 +172,29 @@ def test_a_task_whose_reward_basis_never_checks_its_writes_is_written_ungradable
     assert checked["expect"]["actions"] == [  # type: ignore[index]
         {"tool": "cancel_reservation", "args": {"reservation_id": "4WQ150"}}
     ]
+
+
+READ = {
+    "action_id": "r1",
+    "name": "get_reservation_details",
+    "arguments": {"reservation_id": "4WQ150"},
+}
+
+
+def test_a_value_computed_from_what_the_reads_show_is_grounded_in_its_operands() -> None:
+    """4WQ150's outbound flight costs 883 and its return 779: tau2's "104" is no value a
+    result shows, but their difference; a value no sum or difference of them makes (a count
+    of bags by policy) still needs no source."""
+    info = ["104", "7"]
+    data = imported({"actions": [READ], "communicate_info": info, "reward_basis": ["COMMUNICATE"]})
+    assert data["expect"]["must_say"] == [  # type: ignore[index]
+        {"fact": "104", "computed": {"op": "difference", "of": ["883", "779"]}},
+        {"fact": "7", "source": "none"},
+    ]
+    total = fact("1662", [], [], ["4986", "883", "5", "779"])
+    assert total == {"fact": "1662", "computed": {"op": "sum", "of": ["883", "779"]}}
+    three = fact("5770", [], [], ["883", "4986", "5", "779"])
+    assert three == {"fact": "5770", "computed": {"op": "sum", "of": ["4986", "5", "779"]}}
 
 
 @pytest.mark.slow

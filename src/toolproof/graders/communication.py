@@ -7,7 +7,8 @@ holds it. A fact is said where a clause states one of its forms (as whole tokens
 no later message takes it back. A fact counts only once a successful tool result has shown it
 (in any of its forms, `found_as` included; a value a call returns that only echoes one of its
 arguments shows nothing), unless the task marks it as the user's own words or as needing no
-source: said before that, it is 'unsourced'.
+source: said before that, it is 'unsourced'. A fact worked out from values the tools show
+(`computed`: a sum, a difference, a product) counts once they have shown every operand.
 
 Its rivals are the other values of the fields it answers (its `field`, else the fields tool
 results showed it under and the parameters whose allowed values include it): every value tool
@@ -126,7 +127,8 @@ def _values(data: Any) -> list[str]:
 
 UNSOURCED = "said before any tool result showed it"
 HINT = (
-    "if no tool shows it (policy, arithmetic), mark it {fact: ..., source: none}; if a tool "
+    "if no tool shows it (policy), mark it {fact: ..., source: none}; if it is worked out "
+    "from values tools show, say how (computed: {op: sum, of: [...]}); if a tool "
     "shows it in another form (a code, a date format), list that form under found_as"
 )
 """How a suite fixes a fact the oracle says before any tool result shows it as written."""
@@ -319,6 +321,19 @@ def recites(reading: Reading, seen: Record) -> bool:
     return stated >= RECITAL_SHARE * len(values)
 
 
+def sourced(fact: Fact, sources: list[list[str]], shown: list[list[str]]) -> bool:
+    """Whether the values tool results have shown ground the fact: one of its forms, or
+    for a computed fact every one of its operands (each compared as a number)."""
+    if fact.source != "tools":
+        return True
+    if any(contains(value, form) for value in shown for form in sources):
+        return True
+    if fact.computed is None:
+        return False
+    operands = [tokens(o) for o in fact.computed.of]
+    return all(any(contains(value, o) for value in shown) for o in operands)
+
+
 def fact_status(
     fact: Fact,
     seen: Record,
@@ -330,12 +345,7 @@ def fact_status(
     forms = [tokens(option) for option in fact.options]
     sources = [tokens(form) for form in fact.sources]
     messages = [
-        Said(
-            reading,
-            fact.source != "tools"
-            or any(contains(value, form) for value in seen.shown[:known] for form in sources),
-            recites(reading, seen),
-        )
+        Said(reading, sourced(fact, sources, seen.shown[:known]), recites(reading, seen))
         for reading, (_, known) in zip(seen.readings, seen.said, strict=True)
     ]
     owners = _owners(fact, seen)

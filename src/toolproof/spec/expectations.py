@@ -4,6 +4,7 @@ required and forbidden, facts to say, refusals, real-system checks and rubric cr
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -112,6 +113,66 @@ class CheckSpec(Strict):
 
 FactSource = Literal["tools", "user", "none"]
 
+_NUMBER = re.compile(r"[-+]?\$?\d[\d,]*(\.\d+)?")
+
+
+def as_number(text: str) -> Decimal | None:
+    """A value written as a number ("54.04", "$1,093.34", "12"), or None."""
+    written = text.strip()
+    if not _NUMBER.fullmatch(written):
+        return None
+    try:
+        return Decimal(written.replace("$", "").replace(",", ""))
+    except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
+        return None
+
+
+CENT = Decimal("0.005")
+"""How near two amounts must be to be the same value: to the cent."""
+
+
+class Computed(Strict):
+    """How a fact is worked out from values tool results show: its operands must have been
+    shown before it counts (no tool shows the fact itself)."""
+
+    op: Literal["sum", "difference", "product"] = Field(
+        description="sum: all the operands added; difference: the first less the second; "
+        "product: all the operands multiplied."
+    )
+    of: list[str] = Field(
+        min_length=2,
+        description="The operands, as tool results show them (54.04, 12); compared as numbers.",
+    )
+
+    @field_validator("of", mode="before")
+    @classmethod
+    def _as_text(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [
+                str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+                for v in value
+            ]
+        return value
+
+    @model_validator(mode="after")
+    def _operands(self) -> Computed:
+        bad = [o for o in self.of if as_number(o) is None]
+        if bad:
+            raise ValueError(f"computed operand {bad[0]!r} is not a number")
+        if self.op == "difference" and len(self.of) != 2:
+            raise ValueError("a difference has two operands: the first less the second")
+        return self
+
+    def value(self) -> Decimal:
+        """The operation over the operands."""
+        numbers = [n for n in map(as_number, self.of) if n is not None]
+        if self.op == "difference":
+            return numbers[0] - numbers[1]
+        out = numbers[0]
+        for n in numbers[1:]:
+            out = out * n if self.op == "product" else out + n
+        return out
+
 
 class Fact(Strict):
     """A fact the user must hear, and where the agent must have learnt it first."""
@@ -119,8 +180,9 @@ class Fact(Strict):
     fact: str | list[str] = Field(description="What to say; a list gives alternatives.")
     source: FactSource = Field(
         "tools",
-        description="tools: it counts only once a tool result has shown it; user: it is the "
-        "user's own words, repeated on purpose; none: it needs no source (policy, arithmetic).",
+        description="tools: it counts only once a tool result has shown it (or, computed, "
+        "its operands); user: it is the user's own words, repeated on purpose; none: it needs "
+        "no source (policy).",
     )
 
     found_as: list[str] = Field(
@@ -135,6 +197,12 @@ class Fact(Strict):
         "Default: the fields tool results showed the fact under, and the parameters whose "
         "allowed values include it.",
         min_length=1,
+    )
+    computed: Computed | None = Field(
+        None,
+        description="How the fact is worked out from values tool results show ({op: sum|"
+        "difference|product, of: [operands]}): it counts once tool results have shown every "
+        "operand (or the fact itself). Only with source: tools.",
     )
 
     @property
@@ -163,6 +231,18 @@ class Fact(Strict):
     def _found_in_tools(self) -> Fact:
         if self.found_as and self.source != "tools":
             raise ValueError("found_as is for facts a tool result shows (source: tools)")
+        if self.computed is None:
+            return self
+        if self.source != "tools":
+            raise ValueError("computed is for facts worked out from tool results (source: tools)")
+        want = self.computed.value()
+        values = [n for n in map(as_number, self.options) if n is not None]
+        if not any(abs(n - want) < CENT for n in values):
+            said = ", ".join(repr(o) for o in self.options)
+            raise ValueError(
+                f"computed: the {self.computed.op} of {', '.join(self.computed.of)} is "
+                f"{format(want.normalize(), 'f')}, but the fact says {said}"
+            )
         return self
 
 

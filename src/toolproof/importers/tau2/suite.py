@@ -23,6 +23,7 @@ from toolproof.errors import UsageError
 from toolproof.files import refuse_filled_folder, staged_folder
 from toolproof.graders.communication import fielded
 from toolproof.importers.generated import tool_function
+from toolproof.importers.tau2.computed import operands, shown_numbers
 from toolproof.importers.tau2.data import VERSION, load_domain, tool_kinds, tool_schemas
 from toolproof.importers.tau2.refusals import as_refusal
 from toolproof.importers.tau2.state import invoke
@@ -152,16 +153,22 @@ def replay(world: World, domain: str, task: Any) -> tuple[list[Any], list[Any]]:
     return done, failed
 
 
-def fact(text: str, shown: list[list[str]], heard: list[str]) -> Any:
+def fact(
+    text: str, shown: list[list[str]], heard: list[str], numbers: list[str] | None = None
+) -> Any:
     """One communicate_info item as a fact: the user's own words when the scenario says it
     (saying it back proves nothing, and `validate` says so); grounded in a tool result when
-    the gold actions' results show it; otherwise needing no source (tau2 computes some, like
-    a count or a total)."""
+    the gold actions' results show it; computed when it is a sum or a difference of
+    `numbers` the results show (`computed.py`: a total, a refund), grounded in the reads of
+    its operands; otherwise needing no source (tau2 computes some, like a count)."""
     said = tokens(text)
     if contains(heard, said):
         return {"fact": text, "source": "user"}
     if any(contains(value, said) for value in shown):
         return text
+    how = operands(text, numbers or [])
+    if how is not None:
+        return {"fact": text, "computed": how}
     return {"fact": text, "source": "none"}
 
 
@@ -212,7 +219,8 @@ def task_data(
     if refused:
         expect["allow_writes"] = [{"tool": a.name, "args": _json(a.arguments)} for a in refused]
     if info:
-        expect["must_say"] = [fact(str(i), shown, heard) for i in info]
+        numbers = shown_numbers(done)
+        expect["must_say"] = [fact(str(i), shown, heard, numbers) for i in info]
     if rubric and nl:
         expect["rubric"] = {f"nl{i + 1}": a for i, a in enumerate(nl)}
     purpose = task.description.purpose if task.description else None
