@@ -127,7 +127,10 @@ def resolve_agents(
     """The agents of a run: one per model, or one baseline or script. `concurrency` is the
     most trials the run has at once (where each model's limit of calls in flight starts)."""
     if not models:
-        return [resolve_agent(agent or "oracle")]
+        choice = resolve_agent(agent or "oracle")
+        if agent is not None and agent.startswith("scripted:"):
+            load_script(agent.removeprefix("scripted:"), {task.id for task in suite.tasks})
+        return [choice]
     if agent not in (None, "model"):
         raise UsageError(f"--agent {agent} and --model cannot be combined: pick one")
     if len(set(models)) != len(models):

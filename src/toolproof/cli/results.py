@@ -25,6 +25,7 @@ from toolproof.errors import UsageError
 from toolproof.report.console import InertConsole
 from toolproof.report.html.render import DEFAULT_TRANSCRIPTS_MB, write_report
 from toolproof.report.json import write_json
+from toolproof.spec.limits import MAX_TRANSCRIPTS_MB, real, whole
 from toolproof.store.journal import Store
 from toolproof.store.queries import list_runs, open_existing, pick_trial
 from toolproof.summaries import stored_summary
@@ -162,6 +163,7 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (works offline): scores, pass^k curves, conditions,
     cost, the task × trial grid and every trial's transcript."""
+    real("--transcripts-mb", transcripts_mb, MAX_TRANSCRIPTS_MB, zero=True)
     writable(output, "-o", store=store)
     journal = open_existing(store)
     resolved = [journal.resolve(run_id) for run_id in run_ids]
@@ -261,6 +263,7 @@ def import_bfcl(
     bfcl-eval installed; docs/bfcl.md)."""
     from toolproof.importers.bfcl import import_bfcl as write_suite
 
+    whole("--limit", limit, 1, 1_000_000)
     folder = out or Path(f"bfcl-{category}")
     done = write_suite(category, folder, limit)
     console.print(
@@ -299,6 +302,9 @@ def import_tau2(
     from toolproof.importers.tau2 import import_tau2 as write_suite
 
     ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks is not None else None
+    whole("--limit", limit, 1, 1_000_000)
+    if ids == []:
+        raise UsageError(f"--tasks {tasks!r}: name at least one tau2 task id")
     folder = out or Path(f"tau2-{domain}")
     done = write_suite(domain, folder, limit, ids, rubric)
     console.print(

@@ -13,6 +13,7 @@ from toolproof.cli.output import console, errors, writable
 from toolproof.errors import UsageError
 from toolproof.format import inert
 from toolproof.perf import ctrl_c_deferred
+from toolproof.spec.limits import real
 
 if TYPE_CHECKING:  # the suite machinery loads only when a command reads a suite
     from toolproof.suite.loaded import Suite
@@ -117,6 +118,8 @@ def monitor(
     from toolproof.report.monitor import monitor_markdown
     from toolproof.store.queries import open_existing
 
+    real("--max-regression", max_regression, 1_000_000, zero=True)
+    real("--alpha", alpha, 1)
     writable(json_path, "--json", store=store, suite=suite)
     writable(markdown_path, "--markdown", store=store, suite=suite)
     journal = open_existing(store)

@@ -19,37 +19,52 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
-from toolproof.errors import SuiteError
+from toolproof.errors import Problem, SuiteError
 from toolproof.models.base import Message, ModelClient, ModelResponse, ToolCall, Usage
-from toolproof.spec.yamlload import load_yaml
+from toolproof.spec.base import Numbers
+from toolproof.spec.limits import MAX_CALL_TOKENS, MAX_SCRIPT_LATENCY_S
+from toolproof.spec.yamlload import line_of, load_yaml
 from toolproof.tools.base import ToolSchema
 
 
-class ScriptedCall(BaseModel):
+class _Scripted(Numbers):
+    """A part of a script file: unknown keys are errors and every number is finite."""
+
     model_config = ConfigDict(extra="forbid")
 
+
+class ScriptedCall(_Scripted):
     name: str
     arguments: dict[str, Any] | None = None
     raw_arguments: str | None = None
 
 
-class ScriptedTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+Tokens = Annotated[int, Field(ge=0, le=MAX_CALL_TOKENS)]
 
+
+class ScriptedUsage(_Scripted):
+    """The tokens a scripted turn reports: whole, 0 or more, and bounded."""
+
+    input_tokens: Tokens = 0
+    output_tokens: Tokens = 0
+    cached_tokens: Tokens = 0
+    reasoning_tokens: Tokens = 0
+
+
+class ScriptedTurn(_Scripted):
     text: str = ""
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)
+    usage: ScriptedUsage = Field(default_factory=ScriptedUsage)
 
 
-class Script(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    latency_s: float = Field(0.0, ge=0)
+class Script(_Scripted):
+    latency_s: float = Field(0.0, ge=0, le=MAX_SCRIPT_LATENCY_S)
     default: list[ScriptedTurn] = Field(default_factory=list)
     tasks: dict[str, list[ScriptedTurn]] = Field(default_factory=dict)
 
@@ -57,16 +72,27 @@ class Script(BaseModel):
         return self.tasks.get(task_id, self.default)
 
 
-def load_script(path: str | Path) -> Script:
-    """Read a script file; problems are located like suite problems."""
+def load_script(path: str | Path, task_ids: Collection[str] | None = None) -> Script:
+    """Read a script file; problems are located like suite problems. With `task_ids` (the
+    suite's), a task the script names that the suite lacks is a problem too: its turns
+    would never play."""
     from toolproof.spec.source import shown, validation_problems
 
     file = Path(path)
     data = load_yaml(file, shown(file))
     try:
-        return Script.model_validate(data)
+        script = Script.model_validate(data)
     except ValidationError as exc:
         raise SuiteError(validation_problems(exc, data, shown(file))) from None
+    unknown = [t for t in script.tasks if task_ids is not None and t not in task_ids]
+    if unknown:
+        raise SuiteError(
+            [
+                Problem(shown(file), line_of(data, ["tasks", t]), f"tasks.{t}: no such task")
+                for t in unknown
+            ]
+        )
+    return script
 
 
 class ScriptedModel(ModelClient):
@@ -95,7 +121,7 @@ class ScriptedModel(ModelClient):
         ]
         return ModelResponse(
             message=Message(role="assistant", content=turn.text, tool_calls=calls),
-            usage=turn.usage,
+            usage=Usage(**turn.usage.model_dump()),
             latency_s=self.latency_s,
             stop_reason="tool_calls" if calls else "stop",
         )

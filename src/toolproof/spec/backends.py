@@ -63,8 +63,8 @@ class MCPBackend(Strict):
         default_factory=dict,
         description="Arguments toolproof fills in on every call, hidden from the agent.",
     )
-    start_timeout_s: float = Field(60.0, gt=0)
-    call_timeout_s: float = Field(120.0, gt=0)
+    start_timeout_s: float = Field(60.0, gt=0, le=MAX_SECONDS)
+    call_timeout_s: float = Field(120.0, gt=0, le=MAX_SECONDS)
 
     @model_validator(mode="after")
     def _one_transport(self) -> MCPBackend:
@@ -101,7 +101,7 @@ class OpenAPIBackend(Strict):
     headers: dict[str, str] = Field(
         default_factory=dict, description="Sent with every call (auth); ${ENV} is expanded."
     )
-    timeout_s: float = Field(30.0, gt=0)
+    timeout_s: float = Field(30.0, gt=0, le=MAX_SECONDS)
 
     def templates(self) -> list[Template]:
         """Headers may name the calling trial's values (a tenant: `{trial_id}`)."""
@@ -120,7 +120,7 @@ class HookSpec(Strict):
 
     python: str | None = Field(None, description="'file.py:function'.")
     command: list[str] | None = Field(None, min_length=1)
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, le=MAX_SECONDS)
 
     @model_validator(mode="after")
     def _one_kind(self) -> HookSpec:
@@ -147,7 +147,7 @@ class ServiceSpec(Strict):
     )
     env: list[str] | None = Field(None, description="Environment variables passed on.")
     set_env: dict[str, str] = Field(default_factory=dict)
-    start_timeout_s: float = Field(30.0, gt=0)
+    start_timeout_s: float = Field(30.0, gt=0, le=MAX_SECONDS)
 
     def templates(self) -> list[tuple[str, Any]]:
         """A service starts first, so it knows only `{suite_dir}`, `{python}`, `{port}`."""

@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from toolproof.spec.base import Strict
+from toolproof.spec.limits import MAX_SECONDS, MAX_STEPS, MAX_TOOL_CALLS
 
 
 class CallSpec(Strict):
@@ -91,7 +92,7 @@ class CheckSpec(Strict):
     expect_exit: int = Field(0, description="The exit status a command must end with.")
     stdout: str | None = Field(None, description="A command's output must equal this (trimmed).")
     stdout_contains: str | None = None
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, le=MAX_SECONDS)
 
     @model_validator(mode="after")
     def _one_kind(self) -> CheckSpec:
@@ -333,8 +334,8 @@ class Expectations(Strict):
         "succeed first, and a message must decline with a reason. Default: a task whose gold "
         "actions write nothing and that forbids a write call; false: never.",
     )
-    max_tool_calls: int | None = Field(None, ge=0)
-    max_turns: int | None = Field(None, ge=1)
+    max_tool_calls: int | None = Field(None, ge=0, le=MAX_TOOL_CALLS)
+    max_turns: int | None = Field(None, ge=1, le=MAX_STEPS)
     check: list[CheckSpec] = Field(
         default_factory=list, description="Final-state checks against the real systems."
     )

@@ -22,6 +22,13 @@ MAX_STEPS = 100_000
 """Model turns per trial."""
 MAX_TOKENS = 10_000_000
 """Output tokens per model call."""
+MAX_CALL_TOKENS = 1_000_000_000
+"""Tokens of one kind (input, output, cached, reasoning) in one scripted model call."""
+MAX_TOOL_CALLS = 10_000_000
+"""Tool calls per trial (an expectation's max_tool_calls)."""
+MAX_SCRIPT_LATENCY_S = 60.0
+"""A scripted model's pause before each turn: it stands in for a real model's latency, and
+a longer one only stalls the run."""
 MAX_THREADS = 1_024
 """CPU threads of a local model."""
 MAX_TURNS = 1_000
@@ -32,6 +39,8 @@ MAX_SECONDS = 86_400.0
 """A timeout: one day."""
 MAX_COST_USD = 1_000_000.0
 """--max-cost."""
+MAX_TRANSCRIPTS_MB = 100_000.0
+"""report --transcripts-mb: the trial records embedded in one HTML page."""
 MAX_TEMPERATURE = 10.0
 """A model's sampling temperature."""
 

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from pydantic import ConfigDict, Field, field_validator
 
 from toolproof.spec.base import Numbers, Strict
+from toolproof.spec.limits import MAX_SECONDS
 
 
 class ModelSettings(Numbers):
@@ -55,6 +56,7 @@ class ModelEntry(ModelSettings):
     timeout_s: float | None = Field(
         None,
         gt=0,
+        le=MAX_SECONDS,
         description="Seconds one request may take (default 120); then it is retried as a "
         "timeout, and the trial is infra_error once the retries are spent.",
     )

@@ -12,6 +12,7 @@ refused where they are written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,24 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+_DECIMAL = re.compile(r"[-+]?(0|[1-9][0-9_]*)")
+
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
+    """A whole number written in decimal. YAML 1.1 also reads `0x10` as 16, `010` as 8 and
+    `1:30` as 90, which a count or a seed written so never means: they are refused where
+    they are written (quoted, they stay strings)."""
+    text = str(loader.construct_scalar(node))
+    if not _DECIMAL.fullmatch(text):
+        raise _Refused(
+            problem=f"{text!r} is not a decimal number: write it in decimal, or quote it "
+            "to keep it as text",
+            problem_mark=node.start_mark,
+        )
+    return int(text.replace("_", ""))
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
