@@ -24,20 +24,24 @@ MOST_NUMBERS = 300
 """How many numbers the search looks through, in the order the results show them."""
 
 
+def decoded(result: Any) -> Any:
+    """A tool's answer as data: a JSON text decoded, anything else as it is."""
+    if isinstance(result, str):
+        try:
+            return json.loads(result)
+        except ValueError:
+            return result
+    return result
+
+
 def shown_numbers(done: list[tuple[Any, Any]]) -> list[str]:
     """The numbers the gold actions' results show as values of their own, as tokens (a
     value that only repeats one of its call's arguments shows nothing, as grading reads
     it), in order, each at most `MOST_OF_A_VALUE` times."""
     out: list[str] = []
     for action, result in done:
-        data = result
-        if isinstance(result, str):
-            try:
-                data = json.loads(result)
-            except ValueError:
-                data = result
         given = {tuple(tokens(v)) for _, v in fielded(action.arguments or {}, "")}
-        for _, value in fielded(data, ""):
+        for _, value in fielded(decoded(result), ""):
             said = tokens(value)
             if len(said) != 1 or tuple(said) in given or _cents(said[0]) in (None, 0):
                 continue

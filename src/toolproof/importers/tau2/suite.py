@@ -23,7 +23,7 @@ from toolproof.errors import UsageError
 from toolproof.files import refuse_filled_folder, staged_folder
 from toolproof.graders.communication import fielded
 from toolproof.importers.generated import tool_function
-from toolproof.importers.tau2.computed import operands, shown_numbers
+from toolproof.importers.tau2.computed import decoded, operands, shown_numbers
 from toolproof.importers.tau2.data import VERSION, load_domain, tool_kinds, tool_schemas
 from toolproof.importers.tau2.refusals import as_refusal
 from toolproof.importers.tau2.state import invoke
@@ -174,16 +174,7 @@ def fact(
 
 def shown_values(results: list[Any]) -> list[list[str]]:
     """Every value the gold actions' results show, as tokens."""
-    out: list[list[str]] = []
-    for result in results:
-        data = result
-        if isinstance(result, str):
-            try:
-                data = json.loads(result)
-            except ValueError:
-                data = result
-        out.extend(tokens(value) for _, value in fielded(data, ""))
-    return out
+    return [tokens(value) for result in results for _, value in fielded(decoded(result), "")]
 
 
 def task_data(
