@@ -196,6 +196,46 @@ def test_a_copay_refund_proposed_as_clinic_credit_in_words_and_made_so_is_confir
     assert verdict(result, "confirm_before_write") == CONFIRMED
 
 
+COPAY_ASKED = "Shall I refund the $40.00 copay on invoice I3002 to your card ending 8812?"
+
+
+@pytest.mark.parametrize(
+    ("amount", "done", "expected"),
+    [
+        (20.0, "Done: $20.00 refunded to your card ending 8812.", (False, "'$40', then '20'")),
+        (40.0, "Done: refunded to your card ending 8812.", SAID),
+        (40.0, "Done. Your other invoice, for $20.00, was refunded last week.", SAID),
+    ],
+    ids=["other-amount-reported", "done-without-amount", "other-amount-set-aside"],
+)
+def test_an_amount_proposed_then_reported_done_as_another_is_taken_back(
+    clinic: Suite, tmp_path: Path, amount: float, done: str, expected: tuple[bool, str]
+) -> None:
+    refund = call("refund_copay", invoice_id="I3002", amount=amount, method="original_payment")
+    turns = [*steps(*COPAY_READS, say=COPAY_ASKED), *steps(refund, say=done)]
+    passed, reason = verdict(
+        play(clinic, "refund-clinic-cancelled", turns, tmp_path, YES_TO_ANYTHING), "must_say"
+    )
+    assert (
+        passed,
+        reason.removeprefix("taken back later (a competing value said after it): "),
+    ) == expected
+
+
+def test_a_time_proposed_then_reported_booked_as_another_is_taken_back(
+    clinic: Suite, tmp_path: Path
+) -> None:
+    asked = "I can book your check-up with Dr. Lind on Friday at 09:00. Shall I go ahead?"
+    book = call("book_appointment", patient_id="P1006", slot_id="S008", reason="check-up")
+    done = "Booked: Dr. Lind, Friday, March 13 at 15:30."
+    turns = [*steps(*BOOKING_READS, say=asked), *steps(book, say=done)]
+    result = play(clinic, "book-lind-friday-morning", turns, tmp_path, YES_TO_ANYTHING)
+    assert verdict(result, "must_say") == (
+        False,
+        "taken back later (a competing value said after it): '09:00', then '15:30'",
+    )
+
+
 def test_the_proposed_writes_confirmed_by_a_user_who_says_yes_to_anything_pass(
     retail: Suite, tmp_path: Path
 ) -> None:
@@ -438,6 +478,71 @@ def test_a_rival_status_in_other_words_leaves_the_answer_uncommitted(
     assert verdict(latest(retail, tmp_path, said), "must_say") == (
         False,
         "not committed to (competing values said with it): 'delivered' beside 'shipped'",
+    )
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        (
+            "Your order W11050 was delivered on November 11 - or it's lost, going by FedEx - "
+            "so treat its status as unclear.",
+            (
+                False,
+                "not committed to (competing values said with it): 'delivered' left undecided; "
+                "'2026-11-11' left undecided",
+            ),
+        ),
+        ("Your order W11050 was delivered on November 11, or so FedEx's record shows.", SAID),
+    ],
+    ids=["alternative-then-unclear", "or-so-confirmed"],
+)
+def test_an_alternative_tacked_on_in_a_hedged_sentence_leaves_the_answer_open(
+    retail: Suite, tmp_path: Path, said: str, expected: tuple[bool, str]
+) -> None:
+    assert verdict(latest(retail, tmp_path, said), "must_say") == expected
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        ("You're welcome to return it once it's delivered.", SAID),
+        ("It should be delivered by Friday.", SAID),
+    ],
+    ids=["once-delivered", "should-be-delivered"],
+)
+def test_a_rival_status_said_of_what_has_not_happened_is_no_rival(
+    retail: Suite, tmp_path: Path, after: str, expected: tuple[bool, str]
+) -> None:
+    reads = [
+        call("find_customer", email="rafael.lopez@example.com"),
+        call("get_order", order_id="W11198"),
+        call("erp_lookup", order_no="W11198"),
+    ]
+    said = (
+        "I can't cancel it: per our warehouse, W11198 shipped today via UPS "
+        f"(1Z7R52W60381740266), and shipped orders can't be cancelled. {after}"
+    )
+    result = play(retail, "cancel-erp-says-shipped", steps(*reads, say=said), tmp_path, THANKS)
+    passed, reason = verdict(result, "must_say")
+    prefix = "taken back later (a competing value said after it): "
+    assert (passed, reason.removeprefix(prefix)) == expected
+
+
+def test_a_rival_status_said_as_a_later_correction_takes_the_answer_back(
+    retail: Suite, tmp_path: Path
+) -> None:
+    reads = [
+        call("find_customer", email="rafael.lopez@example.com"),
+        call("get_order", order_id="W11198"),
+        call("erp_lookup", order_no="W11198"),
+    ]
+    said = "I can't cancel it: W11198 shipped today via UPS (1Z7R52W60381740266)."
+    turns = [*steps(*reads, say=said), {"text": "Sorry, correction: it's been delivered."}]
+    result = play(retail, "cancel-erp-says-shipped", turns, tmp_path, THANKS)
+    assert verdict(result, "must_say") == (
+        False,
+        "taken back later (a competing value said after it): 'shipped', then 'delivered'",
     )
 
 

@@ -16,7 +16,9 @@ results showed there and every allowed value, less the task's other facts and va
 contain a form of the fact or that a form contains; where the fact is part of a value (the
 surname of a doctor's name), the same part of each rival; a name also by its shorter forms. A
 rival stated beside the fact leaves it 'hedged', as does an alternative offered ("or maybe
-...") or a hedge; one stated in a later message, or a later denial, leaves it 'contradicted'.
+...") or a hedge; one stated in a later message, or a later denial, leaves it 'contradicted',
+as does a later report of the action the fact was said with that states another value of
+its kind ("Shall I refund the $40.00?", then "Done: $20.00 refunded").
 A rival said about another record or reported from a named source ("the order page still says
 processing") is context, not a rival; where the fact names its record (a person's or a
 product's name, a record's id) other records' names beside it are other things, and only a
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof.graders.base import Alternatives, Evidence, Verdict, by_field
+from toolproof.meaning.actions import Vocabulary, vocabulary
 from toolproof.meaning.clauses import Reading, read
 from toolproof.meaning.records import NAME_FIELD, Records, short_names
 from toolproof.meaning.records import Record as MeaningRecord
@@ -339,6 +342,7 @@ def fact_status(
     seen: Record,
     alternatives: Alternatives | None = None,
     others: list[list[str]] | None = None,
+    actions: Vocabulary | None = None,
 ) -> Status:
     """The agent's stance on a fact over the whole conversation
     (`toolproof.meaning.stances`): said after a source and never taken back."""
@@ -351,7 +355,9 @@ def fact_status(
     owners = _owners(fact, seen)
     rivals = _rival_forms(fact, seen, alternatives or {}, others or [])
     names = _is_a_name(fact, owners)
-    found = stance(StancedFact(forms, rivals, owners, seen.records, names), messages)
+    taken = frozenset(t for other in others or [] for t in other)
+    fact_read = StancedFact(forms, rivals, owners, seen.records, names, actions, taken)
+    found = stance(fact_read, messages)
     return Status(found.status, tuple(found.rivals))
 
 
@@ -359,7 +365,8 @@ def grade_communication(expect: Expectations, evidence: Evidence) -> list[Verdic
     seen = record(evidence.transcript)
     verdicts: list[Verdict] = []
     if expect.must_say:
-        verdicts.append(_must_say(expect, seen, evidence.alternatives))
+        words = vocabulary(evidence.write_tools, evidence.read_tools, evidence.descriptions)
+        verdicts.append(_must_say(expect, seen, evidence.alternatives, words))
     if expect.must_not_say:
         leaked = [
             repr(s)
@@ -389,12 +396,14 @@ def grade_communication(expect: Expectations, evidence: Evidence) -> list[Verdic
     return verdicts
 
 
-def _must_say(expect: Expectations, seen: Record, alternatives: Alternatives) -> Verdict:
+def _must_say(
+    expect: Expectations, seen: Record, alternatives: Alternatives, words: Vocabulary
+) -> Verdict:
     facts = expect.facts()
     missing, unsourced, hedged, taken = [], [], [], []
     for fact in facts:
         others = [tokens(o) for f in facts if f is not fact for o in f.options]
-        result = fact_status(fact, seen, alternatives, others)
+        result = fact_status(fact, seen, alternatives, others, words)
         shown = " or ".join(repr(o) for o in fact.options)
         if result.status == "missing":
             missing.append(shown)

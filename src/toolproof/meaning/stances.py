@@ -12,7 +12,10 @@ leaves it undecided, as does a hedge ("it may be shipped", "either the first or 
 said about another record (named by its id, or by values of its own other than the rival:
 "your other order, from October 11, is cancelled"; another appointment of the same patient
 is another record) or reported from a named source ("the order page still says processing",
-"the website's 'shipped' status") is context, not a stance.
+"the website's 'shipped' status") is context, not a stance. A fact said in a message that
+names an action ("Shall I refund the $40.00?", "I can book you at 09:00") is taken back by
+a later message that reports that action with another value of the fact's kind in its
+clause ("Done: $20.00 refunded", "Booked: Thursday at 08:00"), whatever record it names.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from toolproof.meaning.actions import Vocabulary, actions_named
 from toolproof.meaning.clauses import Clause, Reading
 from toolproof.meaning.records import Record, Records, referred
+from toolproof.meaning.values import tokens
 
 _REPORTED = re.compile(
     r"\b(?:says|said|saying|shows|showing|showed|lists|listing|listed|displays|displaying|reads|"
@@ -48,7 +53,12 @@ _RULED_OUT = re.compile(
 """Words by which a clause sets a value aside ("D1 is full", "the smaller vans are too
 small", "your old van"): a rival said so is context."""
 
-_UNREAL = re.compile(r"^(?:will|would|should|once|until|when|if|ll|expected|scheduled|due)$")
+_UNREAL = frozenset(
+    t
+    for word in ("will", "would", "should", "once", "until", "when", "if", "ll", "expected",
+                 "scheduled", "due")
+    for t in (word, *tokens(word))
+)  # fmt: skip
 """A word that puts what follows in the future or in a condition ("should be delivered")."""
 
 _BE = frozenset({"be", "been", "get", "got", "being", "is", "s", "it"})
@@ -94,14 +104,21 @@ class Fact:
     """The fact names its record (a person, a product, a van): other records named beside
     it are other things, not other answers; only a message that takes the answer back
     ("Sorry, correction: ...") can give a rival."""
+    actions: Vocabulary | None = None
+    """The suite's write actions, to follow a value through the action it was said with."""
+    others: frozenset[str] = frozenset()
+    """The values of the task's other facts, as tokens: never a rival."""
 
 
 def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
     """The agent's final stance on a fact over the conversation (see the module)."""
     out = Stance()
+    acted = Acted()
     for said in messages:
         reading = said.reading
         facts = _positions(reading, fact.forms)
+        if facts:
+            acted = _acted_with(reading, fact, facts)
         beside = _rivals_in(reading, fact, facts)
         if (
             fact.names
@@ -126,7 +143,7 @@ def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
             out = Stance("hedged", [r.shown for r in beside])
         elif out.status == "said" and (beside or _denied(reading, facts)):
             out = Stance("contradicted", [r.shown for r in beside] or ["a denial of it"])
-        elif out.status == "said" and not facts and (other := _corrected_to(reading, fact)):
+        elif out.status == "said" and not facts and (other := _taken_back(reading, fact, acted)):
             out = Stance("contradicted", [other])
         elif out.status == "said" and (undecided or _reshaped(reading, fact)):
             out = Stance("hedged", _reshaped(reading, fact))
@@ -172,6 +189,12 @@ def _pattern(reading: Reading, clause: Clause, value: set[int]) -> tuple[str, ..
     return tuple(out)
 
 
+def _taken_back(reading: Reading, fact: Fact, acted: Acted) -> str | None:
+    """Another value put in the fact's place by a correction or by the report of the action
+    the fact was said with."""
+    return _corrected_to(reading, fact) or _done_otherwise(reading, fact, acted)
+
+
 def _corrected_to(reading: Reading, fact: Fact) -> str | None:
     """A message that takes back what was said ("Sorry, correction: the new total is
     $179.90") and states another value of the fact's own kind (an amount, a time, a date)
@@ -186,6 +209,96 @@ def _corrected_to(reading: Reading, fact: Fact) -> str | None:
         if _value_kind(token) in kinds and token not in own and _commits(reading, position):
             return token
     return None
+
+
+@dataclass(frozen=True)
+class Acted:
+    """The write actions a fact was said with, and whether it was said as money."""
+
+    tools: frozenset[str] = frozenset()
+    money: bool = False
+
+
+def _acted(reading: Reading, fact: Fact) -> dict[str, list[int]]:
+    """The write actions a message names where no negation denies them."""
+    return actions_named(reading, fact.actions) if fact.actions is not None else {}
+
+
+def _acted_with(reading: Reading, fact: Fact, facts: Sequence[int]) -> Acted:
+    """The actions named in the clause that says the fact ("refund the $40.00"), or asked
+    after it with no value of their own ("15:00 is open. Shall I book it?")."""
+    kinds = {_value_kind(t) for form in fact.forms for t in form} - {None}
+    clauses = {id(reading.clause_at(p)) for p in facts}
+    tools = set()
+    for tool, places in _acted(reading, fact).items():
+        for place in places:
+            clause = reading.clause_at(place)
+            if _SUPPOSED.search(clause.text):
+                continue
+            bare = (
+                clause.asks
+                and place > min(facts)
+                and not any(
+                    _value_kind(reading.tokens[p]) in kinds for p in range(clause.start, clause.end)
+                )
+            )
+            if id(clause) in clauses or bare:
+                tools.add(tool)
+    money = any(_money(reading, reading.tokens[p]) for p in facts)
+    return Acted(frozenset(tools), money)
+
+
+def _done_otherwise(reading: Reading, fact: Fact, acted: Acted) -> str | None:
+    """A message that reports an action the fact was said with ("Shall I refund the
+    $40.00?") with another value of the fact's kind in that action's sentence ("Done: $20.00
+    refunded"): that value. Asked, hedged, denied or set aside ("your old slot"), it reports
+    nothing."""
+    kinds = {_value_kind(t) for form in fact.forms for t in form} - {None}
+    money = acted.money and not kinds
+    if not acted.tools or not (len(kinds) == 1 or money):
+        return None
+    own = {t for form in fact.forms for t in form}
+    for tool, places in _acted(reading, fact).items():
+        if tool not in acted.tools:
+            continue
+        sentences = {reading.clause_at(p).sentence for p in places}
+        for clause in reading.clauses:
+            if clause.sentence not in sentences or clause.asks:
+                continue
+            if _SET_ASIDE.search(_sentence_text(reading, clause)):
+                continue
+            for position in range(clause.start, clause.end):
+                token = reading.tokens[position]
+                if token in own or token in fact.others or not _commits(reading, position):
+                    continue
+                if _value_kind(token) in kinds or (money and _money(reading, token)):
+                    return token
+    return None
+
+
+_SUPPOSED = re.compile(r"\b(?:would|could|if|unless|because|since|as)\b", re.IGNORECASE)
+"""Words by which a clause supposes an action or gives a reason, rather than proposing or
+reporting it: a value said there is not the action's."""
+
+_SET_ASIDE = re.compile(
+    r"\b(?:instead of|rather than|in place of|replacing|other|previous|old|former|earlier|"
+    r"usual|regular|says|shows|still)\b",
+    re.IGNORECASE,
+)
+"""Words by which a clause speaks of a value that is not the one the action used."""
+
+
+def _money(reading: Reading, token: str) -> bool:
+    """The message writes this number as an amount of money ("$20.00", "20 dollars")."""
+    number = re.escape(token)
+    return bool(
+        re.search(rf"[$€£]\s?{number}(?:[.,]\d\d)?\b", reading.text)
+        or re.search(
+            rf"\b{number}(?:[.,]\d\d)?\s?(?:dollars|usd|euros?|eur|pounds|gbp)\b",
+            reading.text,
+            re.IGNORECASE,
+        )
+    )
 
 
 def _value_kind(token: str) -> str | None:
@@ -259,7 +372,7 @@ def _unreal(reading: Reading, position: int) -> bool:
     if any(c.isdigit() for c in said[position]):
         return False
     before = said[max(0, position - 4) : position]
-    return bool(before) and before[-1] in _BE and any(_UNREAL.match(t) for t in before)
+    return bool(before) and before[-1] in _BE and any(t in _UNREAL for t in before)
 
 
 def _rivals_in(reading: Reading, fact: Fact, facts: Sequence[int]) -> list[Rival]:
@@ -362,10 +475,16 @@ _ALTERNATIVE = re.compile(r"^or\b(?=.*(?:\d|\b[A-Z]))")
 def _undecided(reading: Reading, fact: Fact) -> bool:
     """The message leaves an answer open: a hedged statement offering alternatives ("it's
     either the first or the last option", "or maybe to your Mastercard"), or an alternative
-    value tacked on ("FedEx (or UPS, or USPS)"), about no other record."""
+    value tacked on ("FedEx (or UPS, or USPS)", "unsubscribed - or opted in ... so treat it
+    as unclear"), about no other record."""
+    hedged = {c.sentence for c in reading.clauses if c.hedged and not c.asks}
     for clause in reading.clauses:
         text = clause.text.strip()
-        offers = (clause.hedged and re.search(r"\bor\b", text, re.I)) or _ALTERNATIVE.match(text)
+        offers = (
+            (clause.hedged and re.search(r"\bor\b", text, re.I))
+            or _ALTERNATIVE.match(text)
+            or (clause.sentence in hedged and re.match(r"or\b", text, re.I))
+        )
         if clause.asks or not offers:
             continue
         if not _about_another(reading, clause, (), fact):
