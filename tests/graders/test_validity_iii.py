@@ -503,6 +503,13 @@ def test_an_alternative_tacked_on_in_a_hedged_sentence_leaves_the_answer_open(
     assert verdict(latest(retail, tmp_path, said), "must_say") == expected
 
 
+SHIPPED_READS = [
+    call("find_customer", email="rafael.lopez@example.com"),
+    call("get_order", order_id="W11198"),
+    call("erp_lookup", order_no="W11198"),
+]
+
+
 @pytest.mark.parametrize(
     ("after", "expected"),
     [
@@ -514,16 +521,13 @@ def test_an_alternative_tacked_on_in_a_hedged_sentence_leaves_the_answer_open(
 def test_a_rival_status_said_of_what_has_not_happened_is_no_rival(
     retail: Suite, tmp_path: Path, after: str, expected: tuple[bool, str]
 ) -> None:
-    reads = [
-        call("find_customer", email="rafael.lopez@example.com"),
-        call("get_order", order_id="W11198"),
-        call("erp_lookup", order_no="W11198"),
-    ]
     said = (
         "I can't cancel it: per our warehouse, W11198 shipped today via UPS "
         f"(1Z7R52W60381740266), and shipped orders can't be cancelled. {after}"
     )
-    result = play(retail, "cancel-erp-says-shipped", steps(*reads, say=said), tmp_path, THANKS)
+    result = play(
+        retail, "cancel-erp-says-shipped", steps(*SHIPPED_READS, say=said), tmp_path, THANKS
+    )
     passed, reason = verdict(result, "must_say")
     prefix = "taken back later (a competing value said after it): "
     assert (passed, reason.removeprefix(prefix)) == expected
@@ -532,13 +536,8 @@ def test_a_rival_status_said_of_what_has_not_happened_is_no_rival(
 def test_a_rival_status_said_as_a_later_correction_takes_the_answer_back(
     retail: Suite, tmp_path: Path
 ) -> None:
-    reads = [
-        call("find_customer", email="rafael.lopez@example.com"),
-        call("get_order", order_id="W11198"),
-        call("erp_lookup", order_no="W11198"),
-    ]
     said = "I can't cancel it: W11198 shipped today via UPS (1Z7R52W60381740266)."
-    turns = [*steps(*reads, say=said), {"text": "Sorry, correction: it's been delivered."}]
+    turns = [*steps(*SHIPPED_READS, say=said), {"text": "Sorry, correction: it's been delivered."}]
     result = play(retail, "cancel-erp-says-shipped", turns, tmp_path, THANKS)
     assert verdict(result, "must_say") == (
         False,
