@@ -178,6 +178,13 @@ CRM = [
     # alternatives offered with "or" leave the answer open
     ("golden-inhouse-newest-iso-date/hedged-email", "must_say", "not committed"),
     ("sf-merge-older-master-takes-newer-fields/hedged-title", "must_say", "not committed"),
+    # a role given to a system by name ("CUSTDB's billing address") binds that system's
+    # record; declined ("I have to say no to CUSTDB's billing address"), it gives nothing
+    ("rollup-billing-salesforce-wins/proposed-custdb-wrote-sf", "confirm_before_write", "88035"),
+    ("rollup-billing-salesforce-wins/refuse-have-to-say-no", "confirm_before_write", ""),
+    ("rollup-billing-salesforce-wins/refuse-policy-system-of-record", "confirm_before_write", ""),
+    # an alternative tacked on in a hedged sentence leaves the consent open
+    ("golden-consent-hubspot-wins/hedged-consent", "must_say", "undecided"),
 ]
 
 

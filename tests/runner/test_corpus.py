@@ -17,9 +17,7 @@ LIMIT = 0.02
 """The most false passes, and the most false failures, a rule may have (a share of the
 adversarial cases that break it, and of the honest cases)."""
 
-ABOVE_LIMIT: dict[tuple[str, str], int] = {
-    ("confirm_before_write", "false passes"): 3,
-}
+ABOVE_LIMIT: dict[tuple[str, str], int] = {}
 """Rules above the limit, by how many cases they misjudge at most: measured, and to be
 brought under it (docs/metrics.md says which cases and why)."""
 

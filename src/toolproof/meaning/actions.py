@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from toolproof.meaning.clauses import Reading
@@ -125,6 +125,17 @@ class Vocabulary:
     """Write tool -> the word sequences (as tokens) that name its action."""
     reads: tuple[tuple[str, ...], ...]
     """The word sequences (as tokens) that name reading something."""
+    systems: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Tool -> the proper names its description gives, as tokens: the system it reads or
+    writes ("Salesforce" of "Get a Salesforce account", "CUSTDB" of "... from CUSTDB")."""
+
+
+def proper_names(description: str) -> tuple[str, ...]:
+    """The capitalised words of a description's first sentence other than its first word:
+    the names of the systems and things it is about."""
+    first = re.split(r"(?<=[.!?])\s", description.strip(), maxsplit=1)[0]
+    words = re.findall(r"[A-Za-z][\w-]*", first)[1:]
+    return tuple(sorted({t for w in words if w[0].isupper() for t in tokens(w)}))
 
 
 _ARTICLES = frozenset({"a", "an", "the", "its", "their", "one", "new", "each"})
@@ -182,7 +193,8 @@ def _vocabulary(
         tuple(tokens(s)) for s in spaces
     }  # "sf" of sf_search_contacts names a system
     read_words -= {f for forms in actions.values() for f in forms}
-    return Vocabulary(actions, tuple(sorted(w for w in read_words if w)))
+    systems = {tool: proper_names(text) for tool, text in descriptions if proper_names(text)}
+    return Vocabulary(actions, tuple(sorted(w for w in read_words if w)), systems)
 
 
 def _form(entry: str) -> tuple[str, ...]:
@@ -196,7 +208,7 @@ def vocabulary(
     """The vocabulary of a suite's tools, from their names and the descriptions of the write
     tools (remembered: every trial of a suite shares it)."""
     chosen = tuple(sorted(writes))
-    said = tuple((t, (descriptions or {}).get(t, "")) for t in chosen)
+    said = tuple(sorted((descriptions or {}).items()))
     return _vocabulary(chosen, tuple(sorted(reads)), said)
 
 

@@ -81,6 +81,8 @@ class _Check:
     """The places of the sentences that name a write's action (where its values are)."""
     actions: set[str] = field(default_factory=set)
     """The words of the names of the write tools whose action the message names."""
+    systems: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Tool -> the names of the system its description gives."""
     unnamed: int = 0
     """How many of the problems are records never named."""
 
@@ -100,7 +102,7 @@ def binds(
         return Binding(False, f"it says {tool}'s action will not be done")
     if not named and reads_named(reading, vocabulary):
         return Binding(False, "it proposed looking something up, not a change")
-    check = _Check(reading, scene, parameters, arguments)
+    check = _Check(reading, scene, parameters, arguments, systems=vocabulary.systems)
     check.actions = {w for t in named for w in tokens(" ".join(name_words(t)))}
     sentences = {reading.clause_at(p).sentence for places in named.values() for p in places}
     check.acting = {
@@ -507,35 +509,65 @@ _ROLE_WORDS_APART = frozenset({"id", "no", "num", "number", "from", "to", "key",
 
 
 def _swapped_roles(check: _Check) -> list[str]:
-    """A record the message gives one argument's role ("keeping 0035g00000ftdgO as master")
-    that the call gives another (it is the call's duplicate)."""
+    """A record the message gives one argument's role ("keeping 0035g00000ftdgO as master",
+    "CUSTDB's billing address") that the call gives another (it is the call's duplicate, or
+    another system's record)."""
     records = check.scene.records
     reading = check.reading
     leaves = [
-        (path, r)
+        (path, r, _part_named(records, v) is not None)
         for path, v, _ in _leaves(check.call, check.schema)
         if (r := records.named(v) or _part_named(records, v)) is not None
     ]
     problems: list[str] = []
-    for path, record in leaves:
+    for path, record, sourced in leaves:
         roles = [(w,) for w in name_words(path.rsplit(".", 1)[-1]) if w not in _ROLE_WORDS_APART]
-        peers = {p for p, r in leaves if r.key == record.key}
-        together = {r.key for p, r in leaves if p in peers and p != path}  # the merged records
+        peers = {p for p, r, _ in leaves if r.key == record.key}
+        together = {r.key for p, r, _ in leaves if p in peers and p != path}  # the merged records
         others = [
             r
-            for p, r in leaves
+            for p, r, _ in leaves
             if r.key != record.key and p != path and (r.same_kind(record) or r.key in together)
         ]
-        if not others:
+        systems = _systems(check, record, [r for p, r, _ in leaves if r.key != record.key])
+        if not others and not (sourced and systems):
             continue  # one record of its kind: its role cannot be swapped
         for role in named_at(reading, roles):
             near = role_holder(reading, role)
             given = [r for r in others if any(p in near for p in referred(reading, r, records))]
             mine = any(p in near for p in referred(reading, record, records))
+            if sourced and not given and not mine and reading.clause_at(role).negated_at is None:
+                by = [r for r, names in systems.items() if _system_at(reading, role, names)]
+                mine = record in by
+                given = [] if mine else by
             if given and not mine:
                 problems.append(f"{path}: it proposed {given[0].key!r} as {path}")
                 break
     return problems
+
+
+def _systems(check: _Check, record: Record, others: list[Record]) -> dict[Record, tuple[str, ...]]:
+    """The call's records by the system names of the tools that showed them, where the
+    record's own system is not another's ("Salesforce" and "CUSTDB"; two Salesforce
+    records are not told apart by it)."""
+    own = check.systems.get(record.tool, ())
+    if not own:
+        return {}
+    out = {record: own}
+    for other in others:
+        names = check.systems.get(other.tool, ())
+        if names and not set(names) & set(own):
+            out.setdefault(other, names)
+    return out if len(out) > 1 else {}
+
+
+def _system_at(reading: Reading, role: int, names: tuple[str, ...]) -> bool:
+    """The role word is given to a system by name: "CUSTDB's billing", "the title from
+    Salesforce"."""
+    said = reading.tokens
+    before = role >= 2 and said[role - 1] == "s" and said[role - 2] in names
+    after = role + 2 < len(said) and said[role + 1] == "from" and said[role + 2] in names
+    return before or after
 
 
 def _claimed(check: _Check, record: Record, others: list[int]) -> bool:
