@@ -56,11 +56,21 @@ def run(retail: Path, agent: str, tmp_path: Path) -> tuple[RunReport, list[Trial
     return report, [result for _, result in store.results(report.run_id)]
 
 
+FRAMEWORKS = {
+    "openai_agents_agent.py": "agents",
+    "langgraph_agent.py": "langgraph",
+    "pydantic_ai_agent.py": "pydantic_ai",
+}
+"""The framework examples and the package each needs (the `agents` extra)."""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("agent", ["openai_agent.py", "anthropic_agent.py"])
+@pytest.mark.parametrize("agent", ["openai_agent.py", "anthropic_agent.py", *FRAMEWORKS])
 def test_an_sdk_agent_on_the_scripted_model_recovers_from_the_faults_and_counts_its_tokens(
     retail: Path, tmp_path: Path, agent: str
 ) -> None:
+    if agent in FRAMEWORKS:
+        pytest.importorskip(FRAMEWORKS[agent])
     report, results = run(retail, agent, tmp_path)
     outcomes = sorted({(r.task_id, r.outcome) for r in results})
     assert outcomes == sorted([*((t, "passed") for t in SCRIPTED), (UNSCRIPTED, "failed")])

@@ -42,11 +42,11 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from toolproof.agents import bridge
+from toolproof.agents import bridge, frameworks
 from toolproof.agents.base import Agent, TrialContext
 from toolproof.agents.registry import AgentChoice
 from toolproof.errors import AgentFailure, InfraError, UsageError
@@ -56,6 +56,11 @@ from toolproof.models.pricing import PriceTable
 from toolproof.redact import redacted
 from toolproof.tools.base import ToolResult, ToolSchema
 from toolproof.transcript import ModelCallEvent
+
+if TYPE_CHECKING:
+    from agents import FunctionTool
+    from langchain_core.tools import StructuredTool
+    from pydantic_ai import Tool as PydanticAITool
 
 Json = Any
 """A JSON value: dict, list, str, int, float, bool or None."""
@@ -151,6 +156,18 @@ class ToolHandle:
             {"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
             for s in self.schemas
         ]
+
+    def openai_agents(self) -> list[FunctionTool]:
+        """The tools as OpenAI Agents SDK `FunctionTool`s: `Agent(tools=tools.openai_agents())`."""
+        return frameworks.openai_agents_tools(self.schemas, self.call)
+
+    def langchain(self) -> list[StructuredTool]:
+        """The tools as LangChain `StructuredTool`s (for LangGraph's `ToolNode`)."""
+        return frameworks.langchain_tools(self.schemas, self.call)
+
+    def pydantic_ai(self) -> list[PydanticAITool[Any]]:
+        """The tools as Pydantic AI `Tool`s: `Agent(model, tools=tools.pydantic_ai())`."""
+        return frameworks.pydantic_ai_tools(self.schemas, self.call)
 
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> Json:
         """Call a tool; returns its result JSON. A failed call returns `{"error": ...}` as a
