@@ -65,7 +65,7 @@ async def chat(conversation: Conversation, tools: ToolHandle) -> str:
 async def chat_sync(conversation: Conversation, tools: ToolHandle) -> str:
     """The same loop with the sync client (blocking the loop, as such agents do)."""
     client = openai.OpenAI(api_key="sk-none", base_url=NOWHERE, max_retries=0)
-    messages = opening(conversation)
+    messages = [{{"role": "system", "content": conversation.policy}}, *opening(conversation)]
     while True:
         message = client.chat.completions.create(
             model="gpt-4o", messages=messages, tools=tools.openai_tools
@@ -238,8 +238,9 @@ def test_a_sync_anthropic_client_is_answered_by_the_runs_model(mini: Path, tmp_p
     assert result.transcript.messages("assistant")[0].content == "Order B is shipped."
 
 
+@pytest.mark.parametrize("function", ["chat", "chat_sync"])
 def test_the_runs_openai_compatible_model_gets_the_agents_conversation_and_the_trial_seed(
-    mini: Path, tmp_path: Path
+    mini: Path, tmp_path: Path, function: str
 ) -> None:
     answers = iter(
         [
@@ -250,7 +251,7 @@ def test_the_runs_openai_compatible_model_gets_the_agents_conversation_and_the_t
     with model_server(lambda body: (200, next(answers))) as (url, seen):
         [result] = run(
             mini,
-            "chat",
+            function,
             "status",
             tmp_path,
             models=["openai-compatible/served"],
@@ -363,3 +364,10 @@ def test_outside_a_trial_the_sdk_is_untouched(mini: Path, tmp_path: Path) -> Non
         answer = client.chat.completions.create(model="m", messages=[])
     assert answer.choices[0].message.content == "plain"
     assert len(seen.bodies) == 1
+
+
+def test_only_a_python_agent_takes_a_model(mini: Path, tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "runs.db"))
+    request = RunRequest(agent="oracle", models=scripted(tmp_path), trials=1, k=[1])
+    with pytest.raises(UsageError, match="only a python: agent takes --model"):
+        asyncio.run(run_suite(load_suite(mini), request, store, fresh=True))
