@@ -12,6 +12,7 @@ bridge: with `--model` the run's model answers them (any provider toolproof has)
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import Any
@@ -23,10 +24,16 @@ from toolproof.agents.external import Conversation, ToolHandle
 MODEL = os.environ.get("SUPPORT_MODEL", "claude-haiku-4-5")
 
 
+@functools.cache
+def anthropic_client() -> AsyncAnthropic:
+    """One client for the process (building one costs ~0.1 s). With --model the bridge
+    answers every call, so no key is needed then."""
+    return AsyncAnthropic(api_key=os.environ.get("ANTHROPIC_API_KEY", "unused"))
+
+
 async def agent(conversation: Conversation, tools: ToolHandle) -> str:
     """Answer the latest user message, calling tools until the model answers in text."""
-    # With --model the bridge answers every call, so no key is needed then.
-    client = AsyncAnthropic(api_key=os.environ.get("ANTHROPIC_API_KEY", "unused"))
+    client = anthropic_client()
     messages: list[dict[str, Any]] = conversation.state.setdefault("messages", [])
     messages.append({"role": "user", "content": conversation.latest})
     while True:

@@ -13,6 +13,7 @@ as written. Either way they are the trial's model calls: tokens, cost, latency, 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import Any
@@ -24,10 +25,16 @@ from toolproof.agents.external import Conversation, ToolHandle
 MODEL = os.environ.get("SUPPORT_MODEL", "gpt-4o-mini")
 
 
+@functools.cache
+def openai_client() -> AsyncOpenAI:
+    """One client for the process (building one costs ~0.1 s). With --model the bridge
+    answers every call, so no key is needed then."""
+    return AsyncOpenAI(api_key=os.environ.get("OPENAI_API_KEY", "unused"))
+
+
 async def agent(conversation: Conversation, tools: ToolHandle) -> str:
     """Answer the latest user message, calling tools until the model answers in text."""
-    # With --model the bridge answers every call, so no key is needed then.
-    client = AsyncOpenAI(api_key=os.environ.get("OPENAI_API_KEY", "unused"))
+    client = openai_client()
     messages: list[Any] = conversation.state.setdefault(
         "messages", [{"role": "system", "content": conversation.policy}]
     )

@@ -371,3 +371,15 @@ def test_only_a_python_agent_takes_a_model(mini: Path, tmp_path: Path) -> None:
     request = RunRequest(agent="oracle", models=scripted(tmp_path), trials=1, k=[1])
     with pytest.raises(UsageError, match="only a python: agent takes --model"):
         asyncio.run(run_suite(load_suite(mini), request, store, fresh=True))
+
+
+def test_a_changed_script_is_another_model(tmp_path: Path) -> None:
+    from toolproof.config import Config
+    from toolproof.models.registry import choose_model
+
+    script = tmp_path / "script.yaml"
+    script.write_text("default: [{text: one}]\n")
+    name = f"scripted/{script}"
+    before = choose_model(name, Config(), {}, ModelOverrides()).identity
+    script.write_text("default: [{text: two}]\n")
+    assert choose_model(name, Config(), {}, ModelOverrides()).identity != before

@@ -48,6 +48,8 @@ class ModelChoice:
             exclude={"headers", "api_key_env", "max_concurrency", "timeout_s", "n_threads"}
         )
         blob = json.dumps(settings, sort_keys=True, default=str).encode()
+        if self.provider == "scripted" and Path(self.model).is_file():
+            blob += Path(self.model).read_bytes()  # another script is another model
         return f"{self.name}#{hashlib.sha256(blob).hexdigest()[:12]}"
 
 
