@@ -383,3 +383,40 @@ def test_a_changed_script_is_another_model(tmp_path: Path) -> None:
     before = choose_model(name, Config(), {}, ModelOverrides()).identity
     script.write_text("default: [{text: two}]\n")
     assert choose_model(name, Config(), {}, ModelOverrides()).identity != before
+
+
+def anthropic_message(blocks: list[dict[str, Any]], stop: str) -> dict[str, Any]:
+    """A Messages API answer as Anthropic's API returns it."""
+    return {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 80, "output_tokens": 12, "cache_read_input_tokens": 20},
+    }
+
+
+def test_without_a_model_an_anthropic_agents_calls_are_recorded_and_priced(
+    mini: Path, tmp_path: Path
+) -> None:
+    use = {"type": "tool_use", "id": "tu_1", "name": "get_order", "input": {"order_id": "B"}}
+    answers = iter(
+        [
+            anthropic_message([use], "tool_use"),
+            anthropic_message([{"type": "text", "text": "Order B is shipped."}], "end_turn"),
+        ]
+    )
+    with model_server(lambda body: (200, next(answers))) as (url, seen):
+        agents = tmp_path / "bridged_agents.py"
+        agents.write_text(agents.read_text().replace(NOWHERE, url))
+        [result] = run(mini, "claude", "status", tmp_path)
+    assert (result.outcome, result.reason) == ("passed", "")
+    assert seen.bodies[1]["messages"][-1]["content"][0]["type"] == "tool_result"
+    calls = model_calls(result)
+    assert [c.model for c in calls] == ["anthropic/claude-sonnet-4-5"] * 2
+    assert [(c.usage.input_tokens, c.usage.cached_tokens) for c in calls] == [(100, 20)] * 2
+    # claude-sonnet-4-5: $3 per million input, $0.30 cached, $15 output
+    assert calls[0].cost_usd == pytest.approx((80 * 3.0 + 20 * 0.30 + 12 * 15.0) / 1e6)
