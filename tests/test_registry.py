@@ -80,7 +80,7 @@ def test_a_name_is_registered_once_and_can_be_taken_out_again() -> None:
 
 
 def test_every_registry_keeps_its_names_in_order() -> None:
-    assert list(PROVIDERS) == ["openai", "anthropic", "openai-compatible", "local"]
+    assert list(PROVIDERS) == ["openai", "anthropic", "openai-compatible", "local", "scripted"]
     assert list(KINDS) == ["python", "mcp", "openapi"]
     graders = ["state", "calls", "communication", "checks", "writes", "refusal", "policy"]
     assert list(GRADERS) == graders

@@ -13,7 +13,9 @@ meets the same tools, faults, drift and graders. Both kinds see one conversation
 
 `python:MODULE:FUNCTION` or `python:path/to/file.py:FUNCTION` names an async function
 `agent(conversation, tools) -> str` (see `Conversation` and `ToolHandle`); an exception it
-raises fails the trial with reason `agent_error` and a one-line traceback summary.
+raises fails the trial with reason `agent_error` and a one-line traceback summary. The model
+calls its code makes through the `openai` and `anthropic` SDKs pass the model bridge
+(`agents/bridge`): recorded as the trial's, and answered by the run's model when one is given.
 
 `http://HOST/PATH` (or https) names a service that answers one POST per agent turn with
 either tool calls or the reply to the user (the protocol is in docs/agents.md). Timeouts,
@@ -40,18 +42,25 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
+from toolproof.agents import bridge, frameworks
 from toolproof.agents.base import Agent, TrialContext
 from toolproof.agents.registry import AgentChoice
 from toolproof.errors import AgentFailure, InfraError, UsageError
 from toolproof.gateway import Gateway
-from toolproof.models.base import ToolCall, Usage
+from toolproof.models.base import ModelClient, ToolCall, Usage
+from toolproof.models.pricing import PriceTable
 from toolproof.redact import redacted
 from toolproof.tools.base import ToolResult, ToolSchema
 from toolproof.transcript import ModelCallEvent
+
+if TYPE_CHECKING:
+    from agents import FunctionTool
+    from langchain_core.tools import StructuredTool
+    from pydantic_ai import Tool as PydanticAITool
 
 Json = Any
 """A JSON value: dict, list, str, int, float, bool or None."""
@@ -134,6 +143,32 @@ class ToolHandle:
         """The same tools as OpenAI `tools` entries: `{"type": "function", "function": ...}`."""
         return [openai_tool(s) for s in self.schemas]
 
+    @property
+    def responses_tools(self) -> list[dict[str, Any]]:
+        """The same tools as OpenAI Responses API entries: `{"type": "function", "name", ...}`."""
+        return [{"type": "function", **s} for s in self.schemas]
+
+    @property
+    def anthropic_tools(self) -> list[dict[str, Any]]:
+        """The same tools as Anthropic `tools` entries: `{"name", "description",
+        "input_schema"}`."""
+        return [
+            {"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
+            for s in self.schemas
+        ]
+
+    def openai_agents(self) -> list[FunctionTool]:
+        """The tools as OpenAI Agents SDK `FunctionTool`s: `Agent(tools=tools.openai_agents())`."""
+        return frameworks.openai_agents_tools(self.schemas, self.call)
+
+    def langchain(self) -> list[StructuredTool]:
+        """The tools as LangChain `StructuredTool`s (for LangGraph's `ToolNode`)."""
+        return frameworks.langchain_tools(self.schemas, self.call)
+
+    def pydantic_ai(self) -> list[PydanticAITool[Any]]:
+        """The tools as Pydantic AI `Tool`s: `Agent(model, tools=tools.pydantic_ai())`."""
+        return frameworks.pydantic_ai_tools(self.schemas, self.call)
+
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> Json:
         """Call a tool; returns its result JSON. A failed call returns `{"error": ...}` as a
         model would see it (never raises for it); arguments may also be raw JSON text."""
@@ -155,14 +190,27 @@ PythonAgentFunction = Callable[[Conversation, ToolHandle], Awaitable[str]]
 
 
 class PythonAgent(Agent):
-    """A team's own agent function, called once per user message."""
+    """A team's own agent function, called once per user message; its SDK model calls go
+    through the trial's bridge (to `model` when the run gives one)."""
 
-    def __init__(self, function: PythonAgentFunction, context: TrialContext) -> None:
+    def __init__(
+        self,
+        function: PythonAgentFunction,
+        context: TrialContext,
+        model: ModelClient | None = None,
+    ) -> None:
         self.function = function
         self.history: list[dict[str, Any]] = []
         self.ids = itertools.count(1)
         self.conversation = Conversation(
             trial=uuid.uuid4().hex, policy=context.suite.policy or "", messages=[]
+        )
+        self.bridge = bridge.Bridge(
+            transcript=context.transcript,
+            seed=context.seed,
+            max_steps=context.max_steps,
+            model=model,
+            prices=PriceTable(context.suite.file.prices),
         )
 
     async def reply(self, message: str, tools: Gateway) -> str:
@@ -170,11 +218,16 @@ class PythonAgent(Agent):
         self.conversation.messages = list(self.history)
         handle = ToolHandle(tools, self.history, self.ids)
         try:
-            answer = await self.function(self.conversation, handle)
+            with bridge.bridging(self.bridge):
+                answer = await self.function(self.conversation, handle)
         except (AgentFailure, InfraError):
             raise
         except Exception as exc:
+            if self.bridge.failure is not None:
+                raise self.bridge.failure from None
             raise AgentFailure("agent_error", error_summary(exc)) from None
+        if self.bridge.failure is not None:  # the agent's code caught it: the trial ends anyway
+            raise self.bridge.failure
         if not isinstance(answer, str):
             raise AgentFailure(
                 "agent_error", f"the agent returned {type(answer).__name__}, not the reply text"
@@ -249,18 +302,35 @@ def _load_module(target: str) -> ModuleType:
 
 
 def python_agent(spec: str) -> AgentChoice:
-    """`python:MODULE:FUNCTION` or `python:path/to/file.py:FUNCTION`."""
+    """`python:MODULE:FUNCTION` or `python:path/to/file.py:FUNCTION`: its SDK calls go where
+    its code sends them, recorded."""
+    [choice] = bridged_python_agents(spec, [])
+    return choice
+
+
+def bridged_python_agents(
+    spec: str, models: list[tuple[str, str, ModelClient]]
+) -> list[AgentChoice]:
+    """The agent at `spec` once per model of the run, given as (name, identity, client):
+    its SDK calls answered by that model. No models: the agent alone, its calls unrouted."""
     target, sep, name = spec.removeprefix("python:").rpartition(":")
     if not sep or not target or not name.isidentifier():
         raise UsageError(
             f"--agent {spec}: expected python:MODULE:FUNCTION or python:path/to/file.py:FUNCTION"
         )
     function, digest = load_function(target, name)
+    bridge.install()
+    identity = f"python:{digest}:{name}"
+    if not models:
+        return [AgentChoice(spec, lambda context: PythonAgent(function, context), identity)]
 
-    def make(context: TrialContext) -> Agent:
-        return PythonAgent(function, context)
+    def choice(model: str, model_identity: str, client: ModelClient) -> AgentChoice:
+        def make(context: TrialContext) -> Agent:
+            return PythonAgent(function, context, client)
 
-    return AgentChoice(spec, make, f"python:{digest}:{name}")
+        return AgentChoice(spec, make, f"{identity}@{model_identity}", model=model)
+
+    return [choice(*model) for model in models]
 
 
 # ---------------------------------------------------------------- http: agents

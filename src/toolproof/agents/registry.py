@@ -131,10 +131,19 @@ def resolve_agents(
         if agent is not None and agent.startswith("scripted:"):
             load_script(agent.removeprefix("scripted:"), {task.id for task in suite.tasks})
         return [choice]
-    if agent not in (None, "model"):
-        raise UsageError(f"--agent {agent} and --model cannot be combined: pick one")
+    python = agent is not None and agent.startswith("python:")
+    if agent not in (None, "model") and not python:
+        raise UsageError(
+            f"--agent {agent} and --model cannot be combined: pick one "
+            "(only a python: agent takes --model, through the model bridge)"
+        )
     if len(set(models)) != len(models):
         raise UsageError("--model: each model once")
+    if python:
+        from toolproof.agents.external import bridged_python_agents
+
+        clients = [(name, *model_client(name, suite, overrides, concurrency)) for name in models]
+        return bridged_python_agents(str(agent), clients)
     out = []
     for name in models:
         identity, client = model_client(name, suite, overrides, concurrency)

@@ -64,7 +64,7 @@ class PriceTable:
     def _look_up(self, model: str) -> Price | None:
         if model in self.prices:
             return self.prices[model]
-        if model.startswith("local/"):  # any model run in process costs nothing per token
+        if model.startswith(("local/", "scripted/")):  # nothing in process costs per token
             return self.prices["local/smollm2"]
         matches = [
             name

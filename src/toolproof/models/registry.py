@@ -1,11 +1,11 @@
 """Models by name: `provider/model`, with settings from the config file, the suite and flags.
 
 Providers are registered in `PROVIDERS`: `openai/MODEL`, `anthropic/MODEL`,
-`openai-compatible/MODEL` (any server speaking the OpenAI API, given a base URL) and
-`local/smollm2` (the embedded model). A provider is one `ModelClient` plus one registration
-here; its SDK is imported only when one of its clients is made. Keys come from the usual
-environment variables or the config file; a missing key is a usage error before any trial
-starts.
+`openai-compatible/MODEL` (any server speaking the OpenAI API, given a base URL),
+`local/smollm2` (the embedded model) and `scripted/FILE` (canned turns per task, for CI).
+A provider is one `ModelClient` plus one registration here; its SDK is imported only when
+one of its clients is made. Keys come from the usual environment variables or the config
+file; a missing key is a usage error before any trial starts.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -47,6 +48,8 @@ class ModelChoice:
             exclude={"headers", "api_key_env", "max_concurrency", "timeout_s", "n_threads"}
         )
         blob = json.dumps(settings, sort_keys=True, default=str).encode()
+        if self.provider == "scripted" and Path(self.model).is_file():
+            blob += Path(self.model).read_bytes()  # another script is another model
         return f"{self.name}#{hashlib.sha256(blob).hexdigest()[:12]}"
 
 
@@ -115,6 +118,20 @@ def embedded_model() -> Provider:
             n_threads=choice.entry.n_threads or DEFAULT_THREADS,
             n_ctx=choice.entry.n_ctx or DEFAULT_CONTEXT,
         )
+
+    return Provider(connect, remote=False)
+
+
+@PROVIDERS.register("scripted")
+def scripted_file() -> Provider:
+    """Canned model turns from a script file (`scripted/FILE`), per task: no key, no network."""
+
+    def connect(choice: ModelChoice, settings: ModelSettings, key: str | None) -> ModelClient:
+        from toolproof.models.scripted import ScriptedProvider, load_script
+
+        if not Path(choice.model).is_file():
+            raise UsageError(f"--model {choice.name}: no script file {choice.model}")
+        return ScriptedProvider(load_script(choice.model), choice.name)
 
     return Provider(connect, remote=False)
 

@@ -13,6 +13,12 @@ File format (YAML):
           usage: {input_tokens: 120, output_tokens: 9}
 
 Each turn is one model response; when a task's turns run out the model answers "".
+
+The same file serves two ways: `--agent scripted:FILE` (the built-in loop over these turns)
+and `--model scripted/FILE`, a provider like any other, so a team's own agent code (through
+the model bridge) or the built-in loop is driven by it with no key and no network. As a
+provider it plays each trial its task's turns in order (`models.trial` says which trial a
+call serves); outside a trial it plays the default turns.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from toolproof.errors import Problem, SuiteError
 from toolproof.models.base import Message, ModelClient, ModelResponse, ToolCall, Usage
+from toolproof.models.trial import current_trial
 from toolproof.spec.base import Numbers
 from toolproof.spec.limits import MAX_CALL_TOKENS, MAX_SCRIPT_LATENCY_S
 from toolproof.spec.yamlload import line_of, load_yaml
@@ -98,8 +105,10 @@ def load_script(path: str | Path, task_ids: Collection[str] | None = None) -> Sc
 class ScriptedModel(ModelClient):
     """Plays one task's scripted turns in order."""
 
-    def __init__(self, turns: list[ScriptedTurn], latency_s: float = 0.0) -> None:
-        self.name = "scripted"
+    def __init__(
+        self, turns: list[ScriptedTurn], latency_s: float = 0.0, name: str = "scripted"
+    ) -> None:
+        self.name = name
         self.turns = iter(turns)
         self.latency_s = latency_s
         self._ids = itertools.count(1)
@@ -109,7 +118,10 @@ class ScriptedModel(ModelClient):
     ) -> ModelResponse:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        turn = next(self.turns, None) or ScriptedTurn()
+        return self.play(next(self.turns, None) or ScriptedTurn())
+
+    def play(self, turn: ScriptedTurn) -> ModelResponse:
+        """One turn as the model's response, its tool calls numbered in order."""
         calls = [
             ToolCall(
                 id=f"scripted_{next(self._ids)}",
@@ -125,3 +137,28 @@ class ScriptedModel(ModelClient):
             latency_s=self.latency_s,
             stop_reason="tool_calls" if calls else "stop",
         )
+
+
+class ScriptedProvider(ModelClient):
+    """`--model scripted/FILE`: one client for a whole run, playing each trial its task's
+    turns; the trial's place in its turns is kept with the trial, never shared."""
+
+    def __init__(self, script: Script, name: str) -> None:
+        self.name = name
+        self.script = script
+        self._outside = ScriptedModel(script.default, script.latency_s, name)
+
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSchema], *, seed: int | None = None
+    ) -> ModelResponse:
+        return await self._for_trial().generate(messages, tools, seed=seed)
+
+    def _for_trial(self) -> ScriptedModel:
+        trial = current_trial()
+        if trial is None:
+            return self._outside
+        player = trial.state.get(self)
+        if not isinstance(player, ScriptedModel):
+            turns = self.script.turns_for(trial.task_id)
+            player = trial.state[self] = ScriptedModel(turns, self.script.latency_s, self.name)
+        return player

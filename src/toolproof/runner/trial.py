@@ -17,6 +17,7 @@ from toolproof.agents.registry import desk
 from toolproof.errors import AgentFailure, InfraError
 from toolproof.gateway import Conditions, Gateway
 from toolproof.graders.rubric import JudgeRecord
+from toolproof.models.trial import trial_scope
 from toolproof.records.trial import TrialResult
 from toolproof.runner.grading import declined, derived, judge
 from toolproof.runner.judging import JudgeModel, judge_rubric
@@ -54,7 +55,13 @@ class Trial:
 
 
 async def run_trial(trial: Trial) -> TrialResult:
-    """Run one (task, trial) to its end and grade it."""
+    """Run one (task, trial) to its end and grade it; model calls made inside know which
+    trial they serve (`models.trial`)."""
+    with trial_scope(trial.planned.task_id, trial.planned.seed):
+        return await _run_trial(trial)
+
+
+async def _run_trial(trial: Trial) -> TrialResult:
     spec, suite = trial.planned, trial.suite
     task = suite.task(spec.task_id)
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
