@@ -34,6 +34,8 @@ from toolproof.meaning.records import (
     normal_id,
     referred,
     role_holder,
+    system_at,
+    systems_of,
 )
 from toolproof.meaning.values import contains, tokens
 
@@ -529,7 +531,9 @@ def _swapped_roles(check: _Check) -> list[str]:
             for p, r, _ in leaves
             if r.key != record.key and p != path and (r.same_kind(record) or r.key in together)
         ]
-        systems = _systems(check, record, [r for p, r, _ in leaves if r.key != record.key])
+        systems = systems_of(
+            check.systems, record, [r for p, r, _ in leaves if r.key != record.key]
+        )
         if not others and not (sourced and systems):
             continue  # one record of its kind: its role cannot be swapped
         for role in named_at(reading, roles):
@@ -537,37 +541,13 @@ def _swapped_roles(check: _Check) -> list[str]:
             given = [r for r in others if any(p in near for p in referred(reading, r, records))]
             mine = any(p in near for p in referred(reading, record, records))
             if sourced and not given and not mine and reading.clause_at(role).negated_at is None:
-                by = [r for r, names in systems.items() if _system_at(reading, role, names)]
+                by = [r for r, names in systems.items() if system_at(reading, role, names)]
                 mine = record in by
                 given = [] if mine else by
             if given and not mine:
                 problems.append(f"{path}: it proposed {given[0].key!r} as {path}")
                 break
     return problems
-
-
-def _systems(check: _Check, record: Record, others: list[Record]) -> dict[Record, tuple[str, ...]]:
-    """The call's records by the system names of the tools that showed them, where the
-    record's own system is not another's ("Salesforce" and "CUSTDB"; two Salesforce
-    records are not told apart by it)."""
-    own = check.systems.get(record.tool, ())
-    if not own:
-        return {}
-    out = {record: own}
-    for other in others:
-        names = check.systems.get(other.tool, ())
-        if names and not set(names) & set(own):
-            out.setdefault(other, names)
-    return out if len(out) > 1 else {}
-
-
-def _system_at(reading: Reading, role: int, names: tuple[str, ...]) -> bool:
-    """The role word is given to a system by name: "CUSTDB's billing", "the title from
-    Salesforce"."""
-    said = reading.tokens
-    before = role >= 2 and said[role - 1] == "s" and said[role - 2] in names
-    after = role + 2 < len(said) and said[role + 1] == "from" and said[role + 2] in names
-    return before or after
 
 
 def _claimed(check: _Check, record: Record, others: list[int]) -> bool:

@@ -374,3 +374,29 @@ def role_holder(reading: Reading, role: int) -> range:
 _VERB_BEFORE_ROLE = frozenset({"merge", "merg", "into", "is", "be", "keep", "make", "of", "to"})
 """Words right before "the master" after which the record follows the role ("merge the
 duplicate X", "keep the master X")."""
+
+
+def systems_of(
+    systems: Mapping[str, tuple[str, ...]], record: Record, others: Sequence[Record]
+) -> dict[Record, tuple[str, ...]]:
+    """The call's records by the system names of the tools that showed them, where the
+    record's own system is not another's ("Salesforce" and "CUSTDB"; two Salesforce
+    records are not told apart by it)."""
+    own = systems.get(record.tool, ())
+    if not own:
+        return {}
+    out = {record: own}
+    for other in others:
+        names = systems.get(other.tool, ())
+        if names and not set(names) & set(own):
+            out.setdefault(other, names)
+    return out if len(out) > 1 else {}
+
+
+def system_at(reading: Reading, role: int, names: tuple[str, ...]) -> bool:
+    """The role word is given to a system by name: "CUSTDB's billing", "the title from
+    Salesforce"."""
+    said = reading.tokens
+    before = role >= 2 and said[role - 1] == "s" and said[role - 2] in names
+    after = role + 2 < len(said) and said[role + 1] == "from" and said[role + 2] in names
+    return before or after
