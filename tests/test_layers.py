@@ -85,13 +85,17 @@ ALLOWED: dict[str, set[str]] = {
         "meaning errors files graders metrics models records runner spec store suite telemetry"
         " tools transcript version world"
     ),
-    # the command line and the public API, on top
+    # the library's calls (run, validate, regrade, gate), then the command line on them
+    "api": uses(
+        "ci errors metrics models records report runner runtime spec store suite summaries"
+    ),
+    "pytest_plugin": uses("api"),  # a team's own tests: fixtures, failing runs shown
     "cli": uses(
-        "ci errors format graders importers labelling metrics models perf records redact report"
+        "api ci errors format graders importers labelling metrics perf records redact report"
         " runner runtime spec store suite summaries telemetry version view"
     ),
     "__main__": uses("cli"),
-    ROOT: uses("agents errors gateway models records runner store suite tools version world"),
+    ROOT: uses("agents api errors gateway models records runner store suite tools version world"),
 }
 """Which toolproof packages and top-level modules each may import, bottom to top."""
 
