@@ -24,10 +24,12 @@ import importlib.util
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from toolproof.errors import UsageError
+from toolproof.errors import ToolproofError, UsageError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 T = TypeVar("T")
 
@@ -40,6 +42,8 @@ and graders in."""
 def installed_plugins() -> tuple[EntryPoint, ...]:
     """The entry points of the group, read from the installed packages' metadata once (no
     plug-in is imported to read them)."""
+    from importlib.metadata import entry_points  # reads every installed package: on demand
+
     return tuple(entry_points(group=PLUGIN_GROUP))
 
 
@@ -57,7 +61,19 @@ def loaded_plugin(point: EntryPoint, role: str) -> Callable[[], Any]:
         ) from None
     if not callable(factory):
         raise UsageError(f"{where}: names {type(factory).__name__}, not a factory of a {role}")
-    return cast("Callable[[], Any]", factory)
+
+    def made() -> Any:
+        try:
+            return factory()
+        except ToolproofError:
+            raise
+        except Exception as exc:
+            raise UsageError(
+                f"{role} '{point.name.partition('.')[2]}' of {where}: its factory failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+
+    return made
 
 
 @dataclass(frozen=True)
