@@ -103,6 +103,36 @@ def test_an_installed_packages_agent_provider_and_grader_run_by_name(tmp_path: P
     assert unknown.returncode == 2
     assert re.search(r"unknown agent; use one of oracle, .*, clerk \(or --model", unknown.stderr)
 
+    shop = write_files(tmp_path / "shop", SHOP_FILES)
+    kind = toolproof(site, "run", shop, "--agent", "clerk", *once, "--json", tmp_path / "k.json")
+    assert kind.returncode == 0, kind.stderr
+    assert task_passes(tmp_path / "k.json") == {"status": (1, [])}
+
+
+SHOP_FILES = {
+    "suite.yaml": """
+        name: shop
+        version: "1"
+        policy: policy.md
+        world:
+          data: [orders.yaml]
+        backends:
+          shop: {type: acme-shop, region: eu}
+        tools:
+          get_order: {tier: 1, weight: 1}
+        tasks:
+          - id: status
+            user: {opening: "Where is order B?"}
+            expect:
+              actions: [{tool: get_order, args: {order_id: B}}]
+              must_say: [shipped]
+        defaults: {trials: 1, k: [1]}
+    """,
+    "orders.yaml": MINI_FILES["orders.yaml"],
+    "policy.md": MINI_FILES["policy.md"],
+}
+"""A suite whose one backend is of the plug-in's kind."""
+
 
 BROKEN = """
 import acme_sdk  # not installed
@@ -133,6 +163,14 @@ def test_a_plugin_that_fails_to_import_is_a_located_error_and_only_when_asked_fo
     assert "Traceback" not in broken.stderr
     oracle = toolproof(site, "run", suite, "--agent", "oracle", *once)
     assert oracle.returncode == 0, oracle.stderr  # the broken package is never imported
+    shop = write_files(tmp_path / "shop", SHOP_FILES)
+    no_kind = toolproof(site, "run", shop, "--agent", "oracle", *once)
+    assert no_kind.returncode == 2
+    assert no_kind.stderr.splitlines() == [
+        f"{shop / 'suite.yaml'}:7: backend 'shop': unknown backend kind 'acme-shop'; use one "
+        "of python, mcp, openapi",
+        "1 problem(s)",
+    ]
 
 
 @pytest.fixture
