@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import get_args
 
 from toolproof.runtime.kinds import KINDS
-from toolproof.spec.backends import Backend
+from toolproof.spec.backends import BUILT_IN_KINDS, Backend, PluginBackend
 
 SRC = Path(__file__).parent.parent / "src" / "toolproof"
 
@@ -85,13 +85,17 @@ ALLOWED: dict[str, set[str]] = {
         "meaning errors files graders metrics models records runner spec store suite telemetry"
         " tools transcript version world"
     ),
-    # the command line and the public API, on top
+    # the library's calls (run, validate, regrade, gate), then the command line on them
+    "api": uses(
+        "ci errors metrics models records report runner runtime spec store suite summaries"
+    ),
+    "pytest_plugin": uses("api"),  # a team's own tests: fixtures, failing runs shown
     "cli": uses(
-        "ci errors format graders importers labelling metrics models perf records redact report"
+        "api ci errors format graders importers labelling metrics perf records redact report"
         " runner runtime spec store suite summaries telemetry version view"
     ),
     "__main__": uses("cli"),
-    ROOT: uses("agents errors gateway models records runner store suite tools version world"),
+    ROOT: uses("agents api errors gateway models records runner store suite tools version world"),
 }
 """Which toolproof packages and top-level modules each may import, bottom to top."""
 
@@ -225,9 +229,12 @@ def test_only_the_store_reaches_the_database() -> None:
 
 
 def test_every_backend_type_of_the_file_format_has_a_registered_kind() -> None:
-    members = get_args(get_args(Backend)[0])
-    types = {get_args(member.model_fields["type"].annotation)[0] for member in members}
-    assert types == set(KINDS) == {"python", "mcp", "openapi"}
+    """The built-in kinds; any other `type:` is read as a plug-in's (`PluginBackend`)."""
+    members = [get_args(member)[0] for member in get_args(get_args(Backend)[0])]
+    built_in = [member for member in members if member is not PluginBackend]
+    types = {get_args(member.model_fields["type"].annotation)[0] for member in built_in}
+    assert types == set(BUILT_IN_KINDS) == set(KINDS) == {"python", "mcp", "openapi"}
+    assert PluginBackend in members
 
 
 def test_no_source_file_is_over_700_lines() -> None:

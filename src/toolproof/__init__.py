@@ -14,6 +14,21 @@ from toolproof.version import __version__
 
 if TYPE_CHECKING:
     from toolproof.agents import Agent, LoopAgent, NullAgent, OracleAgent, TrialContext
+    from toolproof.api import (
+        GateVerdict,
+        Measure,
+        RegradeResult,
+        RunResult,
+        ValidationResult,
+        agate,
+        aregrade,
+        arun,
+        avalidate,
+        gate,
+        regrade,
+        run,
+        validate,
+    )
     from toolproof.errors import SuiteError, ToolproofError, UsageError
     from toolproof.gateway import Gateway
     from toolproof.models import Message, ModelClient, ModelResponse, ToolCall, Usage
@@ -26,6 +41,13 @@ if TYPE_CHECKING:
     from toolproof.world import World
 
 _HOMES = {
+    **dict.fromkeys(
+        [
+            *("GateVerdict", "Measure", "RegradeResult", "RunResult", "ValidationResult"),
+            *("agate", "aregrade", "arun", "avalidate", "gate", "regrade", "run", "validate"),
+        ],
+        "toolproof.api",
+    ),
     "Agent": "toolproof.agents",
     "LoopAgent": "toolproof.agents",
     "NullAgent": "toolproof.agents",
@@ -72,16 +94,20 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Agent",
+    "GateVerdict",
     "Gateway",
     "LoopAgent",
+    "Measure",
     "Message",
     "ModelClient",
     "ModelOverrides",
     "ModelResponse",
     "NullAgent",
     "OracleAgent",
+    "RegradeResult",
     "RunReport",
     "RunRequest",
+    "RunResult",
     "Store",
     "Suite",
     "SuiteError",
@@ -97,10 +123,19 @@ __all__ = [
     "TrialResult",
     "Usage",
     "UsageError",
+    "ValidationResult",
     "World",
     "__version__",
+    "agate",
+    "aregrade",
+    "arun",
+    "avalidate",
+    "gate",
     "load_suite",
+    "regrade",
+    "run",
     "run_suite",
     "tool",
+    "validate",
     "validate_suite",
 ]

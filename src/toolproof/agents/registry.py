@@ -43,7 +43,7 @@ class AgentChoice:
 Resolve = Callable[[str], AgentChoice]
 """Turns a whole --agent value into the agent it names."""
 
-AGENTS: Registry[Resolve] = Registry("agent")
+AGENTS: Registry[Resolve] = Registry("agent", plugins="agent")
 
 
 def fixed(factory: AgentFactory) -> Callable[[], Resolve]:

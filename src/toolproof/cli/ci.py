@@ -12,8 +12,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from toolproof.api import calls as api
 from toolproof.ci.compare import compare_runs
-from toolproof.ci.gate import evaluate_gate, flag_spec, resolve_spec
+from toolproof.ci.gate import flag_spec
 from toolproof.cli.options import RUN_HELP, IncludeUngradableOpt, StoreOpt
 from toolproof.cli.output import console, writable
 from toolproof.errors import UsageError
@@ -65,18 +66,20 @@ def gate(
     include_ungradable: IncludeUngradableOpt = False,
 ) -> None:
     """Decide whether a run's model may ship: thresholds, regressions, integrity. Exit 1 if not."""
-    flags = flag_spec(
-        min_ or [], max_ or [], max_regression, max_regressed_tasks=max_regressed_tasks
-    )
+    flag_spec(min_ or [], max_ or [], max_regression, max_regressed_tasks=max_regressed_tasks)
     for path, flag in ((junit, "--junit"), (markdown, "--markdown"), (json_path, "--json")):
         writable(path, flag, store=store, suite=suite)
-    journal = _opened(store)
-    run_id = journal.resolve(run_id)
-    baseline = journal.resolve(baseline) if baseline else None
-    run = journal.run(run_id)
-    spec, sources, warnings = resolve_spec(run, suite, flags, baseline)
-    result = evaluate_gate(journal, run_id, spec, baseline, sources, include_ungradable)
-    result.warnings[:0] = warnings
+    result = api.gate(
+        run_id,
+        baseline=baseline,
+        store=_opened(store),
+        min=min_,
+        max=max_,
+        max_regression=max_regression,
+        max_regressed_tasks=max_regressed_tasks,
+        suite=suite,
+        include_ungradable=include_ungradable,
+    ).result
     console.print(gate_table(result))
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)

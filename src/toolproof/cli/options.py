@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-
-from toolproof.errors import UsageError
-from toolproof.metrics.summary import InfraPolicy
-from toolproof.spec.limits import MAX_TRIALS
 
 StoreOpt = Annotated[
     str | None, typer.Option("--store", help="SQLAlchemy URL or SQLite file [./toolproof.db].")
@@ -168,68 +162,3 @@ OtelContentOpt = Annotated[
         "hold personal data; off by default).",
     ),
 ]
-
-
-def parse_k(text: str | None, flag: str = "--k", most: int = MAX_TRIALS) -> list[int] | None:
-    """'1,5,10' -> [1, 5, 10]; None when not given. Each value at most `most`."""
-    if not text:
-        return None
-    expected = f"expected positive integers such as 1,5,10, each at most {most:,}"
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise UsageError(f"{flag} {text!r}: {expected}") from None
-    if not values or any(not 1 <= v <= most for v in values):
-        raise UsageError(f"{flag} {text!r}: {expected}")
-    return values
-
-
-_WORD = re.compile(r"[\w.:/+-]+")
-
-
-def parse_json_value(flag: str, key: str, text: str) -> Any:
-    """A KEY=JSON flag's value: JSON, or a plain word taken as a string (`effort=high`);
-    anything else, JSON with nan or inf, or JSON nested too deep is a usage error."""
-
-    def refuse(constant: str) -> Any:
-        raise ValueError(f"{constant} is not a JSON number")
-
-    try:
-        return json.loads(text, parse_constant=refuse)
-    except (ValueError, RecursionError) as exc:
-        if _WORD.fullmatch(text):
-            return text
-        why = exc if isinstance(exc, ValueError) else "nested too deep"
-        raise UsageError(
-            f"{flag} {key}={text}: not JSON ({why}); give JSON, or a plain word as a string"
-        ) from None
-
-
-def parse_infra(text: str) -> InfraPolicy:
-    if text not in ("fail", "exclude"):
-        raise UsageError(f"--infra-errors {text!r}: use 'fail' or 'exclude'")
-    return "fail" if text == "fail" else "exclude"
-
-
-def parse_headers(texts: list[str] | None) -> dict[str, str]:
-    """--header NAME=VALUE flags as a mapping (a malformed one is refused without its value)."""
-    return dict(parse_pair("--header", text, secret=True) for text in texts or [])
-
-
-def parse_params(texts: list[str] | None) -> dict[str, Any]:
-    """--model-param KEY=JSON flags as a mapping of JSON values."""
-    params = {}
-    for text in texts or []:
-        key, raw = parse_pair("--model-param", text)
-        params[key] = parse_json_value("--model-param", key, raw)
-    return params
-
-
-def parse_pair(flag: str, text: str, *, secret: bool = False) -> tuple[str, str]:
-    """'KEY=VALUE' -> ('KEY', 'VALUE'). A `secret` value (a header's: a token, often) is
-    not repeated in the error."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        shown = f"{text[:4]!r}..." if secret and len(text) > 4 else repr(text)
-        raise UsageError(f"{flag} {shown}: expected KEY=VALUE")
-    return key.strip(), value.strip()

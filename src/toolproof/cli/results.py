@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from toolproof.api.options import parse_infra, parse_k
 from toolproof.ci.gate import with_threshold_ks
 from toolproof.cli.options import (
     RUN_HELP,
@@ -16,8 +17,6 @@ from toolproof.cli.options import (
     JsonOpt,
     KOpt,
     StoreOpt,
-    parse_infra,
-    parse_k,
 )
 from toolproof.cli.output import console, errors, finish, writable
 from toolproof.cli.telemetry import import_trace

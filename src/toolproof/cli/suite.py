@@ -11,6 +11,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from toolproof.api import calls as api
+from toolproof.api.options import parse_k
 from toolproof.ci.gate import flag_spec, with_threshold_ks
 from toolproof.cli.options import (
     AgentOpt,
@@ -55,23 +57,18 @@ from toolproof.cli.options import (
     ToolChoiceOpt,
     TrialsOpt,
     UserModelOpt,
-    parse_headers,
-    parse_infra,
-    parse_k,
-    parse_params,
 )
 from toolproof.cli.output import console, errors, finish, writable
 from toolproof.errors import UsageError
 from toolproof.perf import ctrl_c_deferred
 from toolproof.report.terminal import RunProgress
-from toolproof.spec.limits import MAX_CONCURRENCY, MAX_TURNS
 from toolproof.store.queries import open_existing
-from toolproof.summaries import stored_summary
 
 if TYPE_CHECKING:
+    from toolproof.api.calls import PreparedRun
+    from toolproof.api.results import RunResult
     from toolproof.records.trial import TrialResult
-    from toolproof.runner.config import RunRequest, RunTarget
-    from toolproof.runner.run import RunReport, RunStart
+    from toolproof.runner.run import RunStart
     from toolproof.telemetry import OtelOptions
 
 
@@ -98,15 +95,13 @@ def validate(suite: SuiteArg, tasks: TasksOpt = None, judge_model: JudgeModelOpt
     adversarial baseline (null, recite-facts, echo-user, word-salad, read-all, fixed-reply)
     fails every task. Rubrics are judged only with a judge model."""
     with ctrl_c_deferred():
-        from toolproof.runner.build import judge_name
-        from toolproof.runner.validate import validate as validate_all
+        from toolproof.runner import validate as _  # noqa: F401 - its imports, Ctrl-C held
         from toolproof.suite import load_suite
 
     loaded = load_suite(suite)
     for warning in loaded.warnings:
         errors.print(f"[yellow]warning:[/] {warning}")
-    judge = judge_name(loaded, judge_model)
-    validation = asyncio.run(validate_all(loaded, loaded.select(tasks), judge))
+    validation = api.validate(loaded, tasks=tasks, judge_model=judge_model).validation
     checks, conditions = validation.checks, validation.conditions
     for check in checks:
         if check.rubric_unjudged:
@@ -227,8 +222,7 @@ def run(
 ) -> None:
     """Run every task many times and report pass^k; an unfinished same run is resumed."""
     with ctrl_c_deferred():
-        from toolproof.models.registry import DEFAULT_MODEL
-        from toolproof.runner.config import RunRequest, model_overrides, run_target
+        from toolproof.runner import config as _  # noqa: F401 - its imports, Ctrl-C held
         from toolproof.telemetry import OtelOptions, check_options
 
     writable(json_path, "--json", store=store, suite=suite)
@@ -236,58 +230,54 @@ def run(
     otel = OtelOptions(otel_endpoint, otel_file, otel_content)
     check_options(otel)
     flag_spec(fail_under or [], min_flag="--fail-under")  # bad thresholds fail before the run
-    request = RunRequest(
+    prepared = api.prepare_run(
+        suite,
         agent=agent,
-        models=list(model or ([] if agent or resume else [DEFAULT_MODEL])),
-        model_flags=model_overrides(
-            base_url=base_url,
-            request_timeout=request_timeout,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls,
-            threads=threads,
-            prompted=prompted,
-            headers=parse_headers(header),
-            extra=parse_params(model_param),
-        ),
+        model=model,
+        trials=trials,
+        k=with_threshold_ks(parse_k(k), fail_under),
+        store=store,
+        resume=resume,
+        base_url=base_url,
+        request_timeout=request_timeout,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls,
+        threads=threads,
+        prompted=prompted,
+        header=header,
+        model_param=model_param,
         max_cost=max_cost,
         user_model=user_model,
         judge_model=judge_model,
         faults=faults,
         drift=drift,
-        load=parse_k(load, "--load", MAX_CONCURRENCY) or [],
-        personas=list(persona or []),
-        checkpoints=parse_k(checkpoints, "--checkpoints", MAX_TURNS) or [],
+        load=load,
+        persona=persona,
+        checkpoints=checkpoints,
         profile=profile,
         time_scale=time_scale,
-        trials=trials,
-        k=with_threshold_ks(parse_k(k), fail_under) or None,
         concurrency=concurrency,
         seed=seed,
         tasks=tasks,
         max_steps=max_steps,
-        infra_errors=parse_infra(infra_errors),
+        infra_errors=infra_errors,
         executor=executor,
         ray_address=ray_address,
     )
-    target = run_target(request, suite, store, resume)
-    report = run_with_progress(target, request, fresh, otel)
-    if report.stopped:
-        stopped = report.summary.stopped or "stopped early"
+    result = run_with_progress(prepared, fresh, otel, include_ungradable)
+    if result.stopped:
+        stopped = result.summary.stopped or "stopped early"
         console.print(f"[yellow]{stopped}; run again with a higher --max-cost to go on")
-    summary = report.summary
-    if include_ungradable:
-        summary = stored_summary(target.store, report.run_id, include_ungradable=True)
-    finish(summary, json_path, fail_under)
+    finish(result.summary, json_path, fail_under)
 
 
 def run_with_progress(
-    target: RunTarget, request: RunRequest, fresh: bool, otel: OtelOptions
-) -> RunReport:
+    prepared: PreparedRun, fresh: bool, otel: OtelOptions, include_ungradable: bool
+) -> RunResult:
     """The run, its progress shown as trials are stored (and each sent as spans where
     asked); Ctrl-C stops it with the finished trials kept."""
-    from toolproof.runner.run import run_suite
     from toolproof.telemetry import open_export
 
     progress = RunProgress(console)
@@ -297,7 +287,7 @@ def run_with_progress(
         verb = "resuming" if start.resumed else "run"
         console.print(f"{verb} [bold]{start.run_id}[/]: {start.done} of {start.total} trials done")
         if start.done < start.total:
-            for name in target.store.run(start.run_id).config.models:
+            for name in start.models:
                 if name.startswith("local/"):
                     console.print(EMBEDDED.format(name=name), highlight=False)
         progress.start(start.total, start.done, start.counts)
@@ -309,12 +299,10 @@ def run_with_progress(
         if export is not None:
             export.add(result)
 
-    running = run_suite(
-        target.suite,
-        request,
-        target.store,
-        resume=target.resume,
+    running = api.start_run(
+        prepared,
         fresh=fresh,
+        include_ungradable=include_ungradable,
         on_start=started,
         on_result=finished,
     )
@@ -345,24 +333,19 @@ def regrade(
 ) -> None:
     """Re-grade a run's stored transcripts against the suite's current expectations."""
     with ctrl_c_deferred():
+        from toolproof.runner import regrade as _  # noqa: F401 - its imports, Ctrl-C held
         from toolproof.runner.config import suite_folder
-        from toolproof.runner.regrade import regrade_run
-        from toolproof.runtime import services_on_demand
-        from toolproof.suite import load_suite
 
     writable(json_path, "--json", store=store, suite=suite)
     journal = open_existing(store)
     run_id = journal.resolve(run_id)
-    stored = journal.run(run_id)
-    path = suite or suite_folder(stored, "give it with --suite")
+    path = suite or suite_folder(journal.run(run_id), "give it with --suite")
     writable(json_path, "--json", store=store, suite=path)
-    with services_on_demand():  # no live system is called: start none it can do without
-        loaded = load_suite(path)
-    with journal.lease(run_id):  # not while a process is still running it
-        regrading = regrade_run(loaded, journal, run_id, judge_model=judge_model, rejudge=rejudge)
-        changed = asyncio.run(regrading)
-    console.print(f"re-graded run {run_id}: {changed} trial outcomes changed")
-    finish(stored_summary(journal, run_id), json_path, None)
+    regraded = api.regrade(
+        run_id, suite=path, store=journal, rejudge=rejudge, judge_model=judge_model
+    )
+    console.print(f"re-graded run {run_id}: {regraded.changed} trial outcomes changed")
+    finish(regraded.summary, json_path, None)
 
 
 def schema(

@@ -13,7 +13,7 @@ from toolproof.registry import Registry
 from toolproof.spec.expectations import Expectations
 from toolproof.spec.policy import PolicyRuleSpec
 
-GRADERS: Registry[Grader] = Registry("grader")
+GRADERS: Registry[Grader] = Registry("grader", plugins="grader")
 
 
 def of_expectations(grade: Callable[[Expectations, Evidence], list[Verdict]]) -> Grader:

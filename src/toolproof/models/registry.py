@@ -69,7 +69,7 @@ class Provider:
     """Its calls go over the network: retried, with an adaptive limit of calls in flight."""
 
 
-PROVIDERS: Registry[Provider] = Registry("provider")
+PROVIDERS: Registry[Provider] = Registry("provider", plugins="provider")
 
 
 @PROVIDERS.register("openai")

@@ -53,6 +53,8 @@ class RunStart:
     resumed: bool
     counts: dict[str, int] = field(default_factory=dict)
     """The outcomes of the trials already done (a resumed run's progress starts from them)."""
+    models: list[str] = field(default_factory=list)
+    """The run's models (none where one agent runs)."""
 
 
 @dataclass
@@ -166,6 +168,7 @@ async def drive(
                 done=len(specs) - len(todo),
                 resumed=lease.resumed,
                 counts=dict(before),
+                models=list(config.models),
             )
         )
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolproof.errors import InfraError
+from toolproof.errors import InfraError, UsageError
 from toolproof.runtime.core import Runtime
 from toolproof.runtime.functions import signature_problem
 from toolproof.spec.files import FileProblem
@@ -187,7 +187,13 @@ def discover(source: SuiteSource) -> Discovered:
     found = Discovered()
     try:
         for name, backend in file.backends.items():
-            found.tools[name] = KINDS.get(backend.type)(discovery, name, backend)
+            try:
+                kind = KINDS.get(backend.type, where=f"backend '{name}'")
+            except UsageError as exc:  # a kind no installed package adds, or one that fails
+                discovery.problem(["backends", name, "type"], str(exc))
+                found.tools[name] = {}
+                continue
+            found.tools[name] = kind(discovery, name, backend)
         found.world = {**source.data, **_factory(discovery, file)}
         checks = [(t, i, c) for t in source.tasks for i, c in enumerate(t.spec.expect.check)]
         if checks:

@@ -26,7 +26,7 @@ from toolproof.tools.python import tools_in
 
 BackendKind = Callable[[Discovery, str, Any], dict[str, Tool]]
 
-KINDS: Registry[BackendKind] = Registry("backend kind")
+KINDS: Registry[BackendKind] = Registry("backend kind", plugins="backend")
 
 
 @KINDS.register("python")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Discriminator, Field, Tag, model_validator
 
 from toolproof.spec.base import Strict
 from toolproof.spec.limits import MAX_SECONDS
@@ -112,7 +112,45 @@ class OpenAPIBackend(Strict):
         ]
 
 
-Backend = Annotated[PythonBackend | MCPBackend | OpenAPIBackend, Field(discriminator="type")]
+BUILT_IN_KINDS = ("python", "mcp", "openapi")
+
+
+class PluginBackend(Strict):
+    """A backend of a kind an installed package adds (docs/architecture.md, "Writing a
+    plug-in package"): `type:` names the kind, and its other fields are the kind's to read
+    (`model_extra`). A `type:` no kind has is a located problem when the suite loads."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    type: str = Field(
+        min_length=1,
+        description="The kind an installed package adds.",
+        json_schema_extra={"not": {"enum": list(BUILT_IN_KINDS)}},
+    )
+
+    def templates(self) -> list[Template]:
+        return []
+
+
+def backend_kind(data: Any) -> str | None:
+    """Which model reads a backend: its built-in kind's, else the plug-in's."""
+    kind = data.get("type") if isinstance(data, dict) else getattr(data, "type", None)
+    if not isinstance(kind, str):
+        return None
+    return kind if kind in BUILT_IN_KINDS else "plugin"
+
+
+Backend = Annotated[
+    Annotated[PythonBackend, Tag("python")]
+    | Annotated[MCPBackend, Tag("mcp")]
+    | Annotated[OpenAPIBackend, Tag("openapi")]
+    | Annotated[PluginBackend, Tag("plugin")],
+    Discriminator(
+        backend_kind,
+        custom_error_type="backend_type",
+        custom_error_message="give a 'type': python, mcp, openapi or a plug-in's kind",
+    ),
+]
 
 
 class HookSpec(Strict):
