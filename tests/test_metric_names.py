@@ -35,6 +35,7 @@ RECORD_MODULES = {
     "runner/grading.py",  # the record's derived values
     "models/pricing.py",  # a model response's cost
     "agents/external.py",  # the cost an external agent reports for its turn
+    "agents/bridge/core.py",  # the cost of a model call a bridged agent made
 }
 
 

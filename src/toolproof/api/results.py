@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from toolproof.errors import UsageError
+from toolproof.spec.metrics import PASS_AT, PASS_HAT, RELIABILITY_SCORE
 
 if TYPE_CHECKING:
     from toolproof.ci.findings import GateCheck
@@ -83,17 +84,17 @@ class RunResult:
     def pass_k(self, k: int) -> Measure:
         """pass^k: the chance that k fresh trials of a task all pass, averaged over tasks
         (needs at least k trials per task)."""
-        return self.metric(f"pass^{k}")
+        return self.metric(PASS_HAT.at(k=k))
 
     def pass_at(self, k: int) -> Measure:
         """pass@k: the chance that at least one of k trials of a task passes."""
-        return self.metric(f"pass@{k}")
+        return self.metric(PASS_AT.at(k=k))
 
     @property
     def score(self) -> Measure | None:
         """The Reliability Score; None when none of its parts was measured."""
         try:
-            return self.metric("reliability_score")
+            return self.metric(RELIABILITY_SCORE.name)
         except UsageError:
             return None
 
