@@ -63,7 +63,7 @@ ALLOWED: dict[str, set[str]] = {
     "summaries": uses("metrics store"),
     "labelling": uses("errors files metrics records store"),  # human labels and agreement
     # users and agents, and the runner that plays a trial and a run
-    "users": uses("meaning errors models seeds spec transcript"),
+    "users": uses("meaning errors models seeds spec tools transcript"),
     "agents": uses(
         "config meaning errors gateway graders models redact registry seeds spec suite tools"
         " transcript users"

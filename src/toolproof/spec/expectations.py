@@ -45,11 +45,21 @@ class Refusal(Strict):
     )
 
 
+Side = Literal["agent", "user"]
+"""Who makes a call: the agent, or (with the suite's `user: tools:`) the user on their own
+part of the world."""
+
+
 class Action(Strict):
     """A gold action: a complete tool call replayed to build the expected final state."""
 
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    by: Side = Field(
+        "agent",
+        description="Who makes it: the agent, or the user with one of the suite's user tools "
+        "(dual control: the agent asks, the user acts on their device or account).",
+    )
 
 
 class StateCheck(Strict):
