@@ -6,6 +6,8 @@ toolproof's verdicts agree with tau2's evaluator with the user's calls included.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -135,3 +137,30 @@ def test_toolproof_and_tau2_agree_on_telecom_trajectories_with_the_users_calls()
         if graded.kind in ("do-nothing", "drop-write"):
             assert not graded.toolproof and not graded.tau2, graded
     assert {g.kind for g in agreement.graded} <= set(KINDS)
+
+
+@pytest.mark.slow
+def test_validate_finds_the_roaming_task_sound_and_a_bare_transfer_unsound(tmp_path: Path) -> None:
+    def toolproof(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "toolproof", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    made = toolproof(
+        "import", "tau2", "telecom", "--out", "suite", "--tasks", f"{ROAMING},{TRANSFER}"
+    )
+    assert made.returncode == 0, made.stderr
+    assert "(2 tasks, 13 tools, 30 user tools)" in " ".join(made.stdout.split())
+    checked = toolproof("validate", "suite")
+    out = " ".join((checked.stdout + checked.stderr).split())
+    # the roaming task is sound; the transfer task is passed by an agent that calls every
+    # tool that writes nothing, the transfer among them, as tau2 passes it: tau2 compares
+    # none of the transfer's arguments and the phone stays broken either way
+    assert checked.returncode == 1, out
+    transfer = task_id("telecom", TRANSFER)
+    assert f"suite/tasks/{transfer}.yaml:2: task '{transfer}': the read-all agent passes it" in out
+    assert "1 of 2 tasks are unsound; 0 of 2 conditions cannot be survived" in out

@@ -111,6 +111,8 @@ class Imported:
     tasks: int
     tools: int
     version: str
+    user_tools: int = 0
+    """The user's own tools (a dual-control domain's phone)."""
     nl_assertions: int = 0
     """nl assertions of the imported tasks: rubric criteria with `rubric`, else left out."""
     rubric: bool = False
@@ -462,7 +464,7 @@ def import_tau2(
             "defaults": {"trials": 1, "k": [1], "max_steps": 60},
         }
         _dump(folder / "suite.yaml", suite)
-        written = Imported(out, len(tasks), len(tools), VERSION, rubric=rubric)
+        written = Imported(out, len(tasks), len(tools), VERSION, len(user_schemas), rubric=rubric)
         every = {**kinds, **user_kinds}
         for task in tasks:
             start = initialized(world, domain, task) if dual else world
