@@ -275,9 +275,7 @@ def import_bfcl(
 
 @import_app.command("tau2")
 def import_tau2(
-    domain: Annotated[
-        str, typer.Argument(help="A tau2-bench domain: airline, retail or telecom.")
-    ],
+    domain: Annotated[str, typer.Argument(help="A tau2-bench domain: airline, retail or telecom.")],
     out: Annotated[
         Path | None, typer.Option("--out", help="The suite folder to write [tau2-DOMAIN].")
     ] = None,
