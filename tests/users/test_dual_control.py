@@ -9,14 +9,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from support import edit, write_files
 
 from toolproof.agents.base import AgentFactory
 from toolproof.agents.baselines import NullAgent, OracleAgent
 from toolproof.agents.registry import resolve_agent
 from toolproof.errors import SuiteError
+from toolproof.gateway import Gateway
 from toolproof.models.scripted import ScriptedModel, ScriptedTurn
 from toolproof.records.trial import TrialResult
+from toolproof.report.trial import conversation
 from toolproof.runner import RunRequest, run_suite
 from toolproof.runner import trial as trials
 from toolproof.runner.gold import replay_gold
@@ -24,8 +27,10 @@ from toolproof.runner.plan import PlannedTrial
 from toolproof.runner.variants import Variant, VariantSetup
 from toolproof.store import Store
 from toolproof.suite import Suite, load_suite
+from toolproof.tools.base import ToolContext
 from toolproof.transcript import Transcript
 from toolproof.users.llm import LLMUser
+from toolproof.world import World
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "dual-control"
 
@@ -142,10 +147,6 @@ def test_a_simulated_user_calls_its_tools_before_it_answers(suite: Suite) -> Non
     )
     transcript = Transcript()
     user = LLMUser(model, task.spec.user, task.spec.story, transcript)
-    from toolproof.gateway import Gateway
-    from toolproof.tools.base import ToolContext
-    from toolproof.world import World
-
     world = World(suite.start_state(task))
     user.reach(Gateway(suite.user_tools, ToolContext(world, 0), transcript, by="user"))
     said = asyncio.run(user.respond("Please turn on roaming on your phone."))
@@ -187,3 +188,33 @@ def test_a_bad_user_tool_is_a_located_suite_error(
         load_suite(folder)
     assert problem in str(raised.value)
     assert "suite.yaml:" in str(raised.value)
+
+
+def test_show_marks_the_users_calls_apart_from_the_agents(suite: Suite, tmp_path: Path) -> None:
+    result = play(suite, scripted(tmp_path, ASKS))
+    console = Console(record=True, width=200)
+    console.print(conversation(result))
+    rows = [line for line in console.export_text().splitlines() if "(" in line]
+    [agent_row] = [line for line in rows if "enable_roaming(" in line]
+    [user_row] = [line for line in rows if "toggle_roaming(" in line]
+    assert "user tool" in user_row and "user tool" not in agent_row
+
+
+def test_the_users_calls_are_spans_with_their_caller(suite: Suite, tmp_path: Path) -> None:
+    pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from toolproof.telemetry import TraceExport
+
+    result = play(suite, scripted(tmp_path, ASKS))
+    memory = InMemorySpanExporter()
+    export = TraceExport([memory], content=False)
+    export.run_id = "run-1"
+    export.add(result)
+    export.close()
+    tools = {
+        s.attributes["gen_ai.tool.name"]: s.attributes["toolproof.tool.caller"]
+        for s in memory.get_finished_spans()
+        if s.attributes["gen_ai.operation.name"] == "execute_tool"
+    }
+    assert tools == {"enable_roaming": "agent", "toggle_roaming": "user", "check_phone": "user"}

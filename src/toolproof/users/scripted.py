@@ -2,7 +2,8 @@
 
 After each agent reply the user says the next scripted turn if its trigger (`when`) holds;
 otherwise the first reactive reply whose trigger holds (each at most `times` times);
-otherwise the conversation ends.
+otherwise the conversation ends. A turn or reply whose `do:` lists calls of the suite's user
+tools makes them first, in order, through the user's own gateway (dual control).
 
 `asks_confirmation` holds when the reply asks the user to decide on a change, worded any way:
 it asks (a question, or "please confirm") and it proposes a write its task is waiting for, by
