@@ -51,7 +51,7 @@ ALLOWED: dict[str, set[str]] = {
     "models": uses("config errors registry spec tools"),
     "transcript": uses("models"),
     # the live runtime, the gateway every tool call passes through, the loaded suite
-    "runtime": uses("errors redact registry spec tools transcript"),
+    "runtime": uses("errors redact registry spec tools transcript world"),
     "gateway": uses("errors seeds spec tools transcript world"),
     "suite": uses("meaning errors files gateway runtime spec tools world"),
     # pure: grading and metrics are functions of data

@@ -19,7 +19,18 @@ pytest.importorskip(
 
 from toolproof.agents.baselines import NullAgent, OracleAgent
 from toolproof.importers.tau2 import import_tau2
-from toolproof.importers.tau2.agreement import KINDS, Trajectory, measure, script, user_turns
+from toolproof.importers.tau2.agreement import (
+    KINDS,
+    Trajectory,
+    acting,
+    measure,
+    script,
+    tau2_verdict,
+    toolproof_verdicts,
+    trajectories,
+    user_turns,
+)
+from toolproof.importers.tau2.agreement import replay_gold as replay_gold_tau2
 from toolproof.importers.tau2.data import tau2_module
 from toolproof.importers.tau2.state import domain
 from toolproof.importers.tau2.suite import call, initialized, task_id
@@ -96,6 +107,13 @@ def test_the_import_gives_the_user_their_phones_tools_and_each_task_its_start(
         ("toggle_roaming", "user"),
     ]
     assert roaming.initial_state["surroundings"]["is_abroad"] is True
+    assert roaming.expect.final_state == "checks"  # tau2 grades by its env assertions
+    assert [c.label for c in roaming.expect.check] == [
+        "assert_mobile_data_status(expected_status=True) is True",
+        "assert_internet_speed(expected_speed=200, expected_desc='excellent') is True",
+        "assert_data_refueling_amount(customer_id='C1001', line_id='L1002', expected_amount=2.0)"
+        " is True",
+    ]
     transfer = suite.task(task_id("telecom", TRANSFER)).spec
     assert [(c.tool, c.args) for c in transfer.expect.calls] == [("transfer_to_human_agents", {})]
     assert transfer.initial_state["device"]["sim_card_status"] == "locked_pin"
@@ -165,3 +183,17 @@ def test_validate_finds_the_roaming_task_sound_and_a_bare_transfer_unsound(tmp_p
     transfer = task_id("telecom", TRANSFER)
     assert f"suite/tasks/{transfer}.yaml:2: task '{transfer}': the read-all agent passes it" in out
     assert "1 of 2 tasks are unsound; 0 of 2 conditions cannot be survived" in out
+
+
+def test_a_harmless_extra_step_on_the_phone_passes_as_in_tau2(suite: Suite, tmp_path: Path) -> None:
+    chosen = task(ROAMING)
+    start = initialized(start_world(), "telecom", chosen)
+    gold = trajectories(chosen, set(), replay_gold_tau2(start, "telecom", chosen))["gold"]
+    extra = Trajectory([*gold.calls, ("toggle_wifi", {}, "user")], gold.message)
+    assert tau2_verdict(domain("telecom"), chosen, extra, start) == (True, "")
+    name = task_id("telecom", ROAMING)
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    played = acting(suite, {name: user_turns(extra)})
+    verdicts = asyncio.run(toolproof_verdicts(played, folder, {name: script(extra)}))
+    assert verdicts[name] == (True, "")

@@ -40,6 +40,10 @@ tasks:
     - tool_calls: [{name: enable_roaming, arguments: {line_id: L1}}]
     - text: "Your line L1 now roams. Please turn on data roaming on your phone."
     - text: "You're all set."
+  roaming-any-way:
+    - tool_calls: [{name: enable_roaming, arguments: {line_id: L1}}]
+    - text: "Your line L1 now roams. Please turn on data roaming on your phone."
+    - text: "You're all set."
 """
 
 NEVER_ASKS = """
@@ -55,14 +59,16 @@ def suite() -> Suite:
     return load_suite(FIXTURE)
 
 
-def play(suite: Suite, agent: AgentFactory, faults: str | None = None) -> TrialResult:
-    task = suite.task("roaming")
+def play(
+    suite: Suite, agent: AgentFactory, faults: str | None = None, task_id: str = "roaming"
+) -> TrialResult:
+    task = suite.task(task_id)
     gold = asyncio.run(replay_gold(suite, task))
     setup = VariantSetup(suite, Variant(faults=faults), 0.001)
     return asyncio.run(
         trials.run_trial(
             trials.Trial(
-                PlannedTrial("roaming", 0, 3, faults or "clean"),
+                PlannedTrial(task_id, 0, 3, faults or "clean"),
                 suite,
                 agent,
                 "agent",
@@ -128,7 +134,11 @@ def test_the_users_calls_are_in_the_stored_transcript(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
     with load_suite(folder) as loaded:
         summary = asyncio.run(
-            run_suite(loaded, RunRequest(agent=f"scripted:{script}", trials=1, k=[1]), store)
+            run_suite(
+                loaded,
+                RunRequest(agent=f"scripted:{script}", trials=1, k=[1], tasks="roaming"),
+                store,
+            )
         )
     [(_, stored)] = list(store.results(summary.run_id))
     assert stored.outcome == "passed", stored.reason
@@ -162,12 +172,12 @@ def test_a_simulated_user_calls_its_tools_before_it_answers(suite: Suite) -> Non
     [
         (
             "do: [{tool: toggle_roaming}, {tool: check_phone}]",
-            "do: [{tool: restart_phone}]",
-            "'restart_phone' is not a user tool (user tools: check_phone, toggle_roaming)",
+            "do: [{tool: reboot}]",
+            "'reboot' is not a user tool (user tools: check_phone, restart_phone, toggle_roaming)",
         ),
         (
-            "- {tool: toggle_roaming, by: user}",
-            "- {tool: get_line, by: user, args: {line_id: L1}}",
+            "- {tool: toggle_roaming, by: user}\n      reads: []",
+            "- {tool: get_line, by: user, args: {line_id: L1}}\n      reads: []",
             "unknown user tool 'get_line' in actions",
         ),
         (
@@ -218,3 +228,34 @@ def test_the_users_calls_are_spans_with_their_caller(suite: Suite, tmp_path: Pat
         if s.attributes["gen_ai.operation.name"] == "execute_tool"
     }
     assert tools == {"enable_roaming": "agent", "toggle_roaming": "user", "check_phone": "user"}
+
+
+def test_a_task_judged_by_its_checks_passes_another_path_to_the_same_outcome(
+    suite: Suite, tmp_path: Path
+) -> None:
+    result = play(suite, scripted(tmp_path, ASKS), task_id="roaming-any-way")
+    assert result.outcome == "passed", result.reason
+    assert [c.name for c in result.transcript.tool_calls("user")] == [
+        "restart_phone",
+        "toggle_roaming",
+    ]
+    assert result.final_hash != result.expected_hash  # the restart the gold never made
+    [check] = result.transcript.checks()
+    assert (check.name, check.passed) == ("data works", True)
+    idle = play(suite, NullAgent, task_id="roaming-any-way")
+    assert idle.outcome == "failed"
+    assert "the phone shows no service" in idle.reason
+
+
+def test_a_task_judged_by_checks_without_any_is_a_located_error(tmp_path: Path) -> None:
+    folder = tmp_path / "suite"
+    shutil.copytree(FIXTURE, folder)
+    text = (folder / "suite.yaml").read_text()
+    old = '      check:\n        - {name: data works, python: "tools.py:data_works"}\n'
+    (folder / "suite.yaml").write_text(edit(text, old, ""))
+    with pytest.raises(SuiteError) as raised:
+        load_suite(folder)
+    assert "final_state: checks judges the final world by the task's state and check" in str(
+        raised.value
+    )
+    assert "suite.yaml:" in str(raised.value)

@@ -83,6 +83,7 @@ async def run_trial(trial: Trial) -> TrialResult:
     environment: TrialEnvironment | None = None
     if suite.runtime is not None:
         environment = suite.runtime.trial(task.id, spec.seed)
+        environment.world = world
     context = ToolContext(
         world=world,
         seed=stream_seed(spec.seed, "tools"),

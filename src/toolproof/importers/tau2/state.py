@@ -172,3 +172,15 @@ def _keep_whole(world: World, read: list[dict[str, Any]], databases: list[Any]) 
         for key, value in db.model_dump(mode="json").items():
             if before.get(key) != value:
                 world[key] = value
+
+
+def asserted(
+    world: World, name: str, side: str, function: str, arguments: dict[str, Any], expected: bool
+) -> None:
+    """tau2's env assertion `function` of domain `name` over the world (a copy: an assertion
+    syncs the databases, as tau2 runs it): an AssertionError saying what tau2 found unless it
+    returns `expected`."""
+    found = run_function(world, name, side, function, arguments)
+    if found != expected:
+        said = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+        raise AssertionError(f"tau2's {function}({said}) is {found}, expected {expected}")

@@ -133,7 +133,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproof.importers.tau2 import invoke, invoke_user
+from toolproof.importers.tau2 import asserted, invoke, invoke_user
 from toolproof.tools import tool
 from toolproof.world import World
 
@@ -141,6 +141,15 @@ from toolproof.world import World
 def given(**arguments: Any) -> dict[str, Any]:
     """The arguments the model gave: an optional one it left out keeps the tool's default."""
     return {k: v for k, v in arguments.items() if v is not None}
+'''
+
+ASSERTION = '''
+
+def env_assertion(
+    world: World, side: str, function: str, arguments: dict[str, Any], expected: bool
+) -> None:
+    """A task's check: tau2's env assertion over the trial's final world."""
+    asserted(world, "{domain}", side, function, arguments, expected)
 '''
 
 
@@ -272,7 +281,12 @@ def task_data(
     shown = shown_values([result for _, result in done])
     heard = tokens(f"{OPENING} {said}")
     expect: dict[str, Any] = {"actions": [_action(a) for a in actions], "reads": []}
-    if dual and criteria and "ACTION" in _basis(criteria):
+    basis = _basis(criteria) if criteria else set()
+    by_assertions = "ENV_ASSERTION" in basis and "DB" not in basis
+    if dual and criteria and criteria.env_assertions and by_assertions:
+        expect["final_state"] = "checks"
+        expect["check"] = [_assertion(a) for a in criteria.env_assertions]
+    if dual and criteria and "ACTION" in basis:
         expect["calls"] = [
             {"tool": a.name, "args": _json(_compared(a))}
             for a in criteria.actions or []
@@ -307,6 +321,22 @@ def _action(action: Any) -> dict[str, Any]:
     if getattr(action, "requestor", "assistant") == "user":
         made["by"] = "user"
     return made
+
+
+def _assertion(assertion: Any) -> dict[str, Any]:
+    """A tau2 env assertion as a task's check over the final world (`env_assertion` of the
+    suite's tools.py)."""
+    said = ", ".join(f"{k}={v!r}" for k, v in assertion.arguments.items())
+    return {
+        "name": f"{assertion.func_name}({said}) is {assertion.assert_value}",
+        "python": "tools.py:env_assertion",
+        "args": {
+            "side": assertion.env_type,
+            "function": assertion.func_name,
+            "arguments": _json(assertion.arguments),
+            "expected": assertion.assert_value,
+        },
+    }
 
 
 def _compared(action: Any) -> dict[str, Any]:
@@ -436,8 +466,9 @@ def import_tau2(
             )
             for n in user_schemas
         ]
+        checks = ASSERTION.format(domain=domain) if dual else ""
         (folder / "tools.py").write_text(
-            TOOLS_HEADER + "\n\n" + "\n\n".join(sources), encoding="utf-8"
+            TOOLS_HEADER + checks + "\n\n" + "\n\n".join(sources), encoding="utf-8"
         )
         tools = {
             name: {
