@@ -12,8 +12,8 @@ reports unsound, never a silent pass.
 A dual-control domain (telecom) gives the user tools of their own (`user: tools:`): the
 user's database (their phone) is part of the world, each task's initialization actions (a
 phone in airplane mode, a line suspended) are its `initial_state`, and its gold actions the
-user makes are `by: user`. The final world, the phone's records included, must equal the
-replay of the gold actions of both sides, which is where tau2's env assertions look.
+user makes are `by: user`, and tau2's env assertions over the phone and the line are the
+task's checks, by which its final world is judged (`final_state: checks`), as tau2 judges it.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def env_assertion(
 def task_id(domain: str, tau2_id: str) -> str:
     """The toolproof id of a tau2 task (`airline-12`); telecom's ids, which name the faults
     on the phone (`[mms_issue]airplane_mode_on|unseat_sim_card[PERSONA:None]`), keep their
-    words with each other mark as one `-` (`telecom-mms_issue-airplane_mode_on-...`)."""
+    words, every run of other marks becoming one `-` (`telecom-mms_issue-airplane_mode_on-...`)."""
     return f"{domain}-" + re.sub(r"[^A-Za-z0-9_.:]+", "-", tau2_id).strip("-")
 
 
