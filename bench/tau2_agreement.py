@@ -1,15 +1,18 @@
 """Verdict agreement between toolproof and tau2's own evaluator on imported tau2 domains.
 
-    python bench/tau2_agreement.py [--domain airline] [--tasks 40]
+    python bench/tau2_agreement.py [--domain airline|retail|telecom] [--tasks 40]
 
 For `--tasks` tasks of the domain, spread evenly over it, seven trajectories are built from
 tau2's gold actions: the gold actions saying every communicate_info fact, an agent that does
 nothing, the last write dropped, an argument of the last write changed, the first write that
 succeeds made twice, the first two different adjacent actions swapped where the second does
 not use what only the first showed, and the gold actions with every fact left unsaid. Each is
-played in tau2's own environment and graded by tau2's evaluator (database and communicate
-checks, as each task's reward basis says; nl assertions left out), and graded by a toolproof
-run of `toolproof import tau2`'s suite with a scripted agent making exactly those calls.
+played in tau2's own environment and graded by tau2's evaluator (database, env assertion,
+action and communicate checks, as each task's reward basis says; nl assertions left out),
+and graded by a toolproof run of `toolproof import tau2`'s suite with a scripted agent making
+exactly those calls. In telecom, where the user acts on their phone, the trajectories hold
+the user's gold calls too: tau2 gets them as the user's, and the toolproof run a scripted
+user who makes them each time the scripted agent hands over.
 
 Prints one Markdown row per kind (both pass, both fail, toolproof alone passes, tau2 alone
 passes), each kind where toolproof is stricter by design marked so; then two totals: every

@@ -51,7 +51,7 @@ ALLOWED: dict[str, set[str]] = {
     "models": uses("config errors registry spec tools"),
     "transcript": uses("models"),
     # the live runtime, the gateway every tool call passes through, the loaded suite
-    "runtime": uses("errors redact registry spec tools transcript"),
+    "runtime": uses("errors redact registry spec tools transcript world"),
     "gateway": uses("errors seeds spec tools transcript world"),
     "suite": uses("meaning errors files gateway runtime spec tools world"),
     # pure: grading and metrics are functions of data
@@ -63,7 +63,7 @@ ALLOWED: dict[str, set[str]] = {
     "summaries": uses("metrics store"),
     "labelling": uses("errors files metrics records store"),  # human labels and agreement
     # users and agents, and the runner that plays a trial and a run
-    "users": uses("meaning errors models seeds spec transcript"),
+    "users": uses("meaning errors models seeds spec tools transcript"),
     "agents": uses(
         "config meaning errors gateway graders models redact registry seeds spec suite tools"
         " transcript users"

@@ -54,6 +54,9 @@ class ToolCallEvent(BaseModel):
     tool_arguments: dict[str, Any] | None = Field(
         None, description="Under schema drift: the arguments as the suite's tool took them."
     )
+    by: Literal["agent", "user"] = Field(
+        "agent", description="Who made the call: the agent, or the user with a user tool."
+    )
 
     @property
     def canonical_name(self) -> str:
@@ -130,8 +133,9 @@ class Transcript(BaseModel):
     def notes(self, kind: str | None = None) -> list[NoteEvent]:
         return [e for e in self.events if isinstance(e, NoteEvent) and kind in (None, e.kind)]
 
-    def tool_calls(self) -> list[ToolCallEvent]:
-        return [e for e in self.events if isinstance(e, ToolCallEvent)]
+    def tool_calls(self, by: Literal["agent", "user"] = "agent") -> list[ToolCallEvent]:
+        """The agent's tool calls (or, with by='user', the user's calls of their own tools)."""
+        return [e for e in self.events if isinstance(e, ToolCallEvent) and e.by == by]
 
     def messages(self, role: str | None = None) -> list[MessageEvent]:
         return [e for e in self.events if isinstance(e, MessageEvent) and role in (None, e.role)]

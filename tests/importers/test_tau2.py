@@ -1,8 +1,8 @@
 """`toolproof import tau2`: tau2's tools over the world change it as they change tau2's own
 database, the imported suite is sound where tau2 can grade and unsound (located) where it
-cannot, telecom is refused with why, and toolproof's verdicts agree with tau2's evaluator on
-two tasks, but for a write made twice, which toolproof fails by design and tau2's database
-check cannot see."""
+cannot, tau2's test fixture is refused with why, and toolproof's verdicts agree with tau2's
+evaluator on two tasks, but for a write made twice, which toolproof fails by design and
+tau2's database check cannot see."""
 
 from __future__ import annotations
 
@@ -73,10 +73,10 @@ def test_a_refused_call_answers_with_tau2s_error_and_changes_nothing() -> None:
     assert world.diff() == []
 
 
-def test_telecom_and_unknown_domains_are_refused_with_why(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="telecom is a dual-control domain: the user acts"):
-        import_tau2("telecom", tmp_path / "t")
-    with pytest.raises(UsageError, match="DOMAIN 'banking': use one of airline, retail"):
+def test_the_mock_and_unknown_domains_are_refused_with_why(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="mock is tau2's test fixture, not a benchmark domain"):
+        import_tau2("mock", tmp_path / "t")
+    with pytest.raises(UsageError, match="DOMAIN 'banking': use one of airline, retail, telecom"):
         import_tau2("banking", tmp_path / "b")
     assert not (tmp_path / "t").exists()
 
@@ -244,7 +244,7 @@ def test_agreement_makes_a_done_write_twice_and_swaps_only_what_the_agent_could_
         if str(t.id) in ("12", "16", "64")
     }
     assert "extra-write" not in made["12"]  # its one write is refused: no write is done
-    twice = [name for name, _ in made["64"]["extra-write"].calls]
+    twice = [name for name, _, _ in made["64"]["extra-write"].calls]
     assert twice[-3:] == [  # the exchange is refused, the modification done, and made again
         "exchange_delivered_order_items",
         "modify_pending_order_items",
@@ -252,7 +252,7 @@ def test_agreement_makes_a_done_write_twice_and_swaps_only_what_the_agent_could_
     ]
     # retail 16's user gives a name and zip, not the id find_user_id_by_name_zip finds, so
     # get_user_details is not swapped ahead of that lookup
-    swapped = [name for name, _ in made["16"]["swap-order"].calls]
+    swapped = [name for name, _, _ in made["16"]["swap-order"].calls]
     assert swapped[:2] == ["find_user_id_by_name_zip", "get_user_details"]
     assert made["16"]["swap-order"].calls != made["16"]["gold"].calls
 

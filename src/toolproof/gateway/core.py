@@ -13,7 +13,7 @@ import itertools
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from toolproof.errors import ToolCrashed
 from toolproof.gateway.drift import DriftLayer
@@ -46,7 +46,8 @@ class Conditions:
 
 
 class Gateway:
-    """The tools of one trial, as an agent reaches them."""
+    """The tools of one trial, as an agent (or, for the suite's user tools, the user)
+    reaches them."""
 
     def __init__(
         self,
@@ -54,8 +55,11 @@ class Gateway:
         context: ToolContext,
         transcript: Transcript,
         conditions: Conditions | None = None,
+        by: Literal["agent", "user"] = "agent",
     ) -> None:
         self.bindings = bindings
+        self.by = by
+        """Whose tools these are: every call is recorded as theirs."""
         self.context = context
         self.transcript = transcript
         self.conditions = conditions or Conditions()
@@ -142,6 +146,7 @@ class Gateway:
                 fault=fault,
                 tool=tool if drifted else None,
                 tool_arguments=tool_args if drifted else None,
+                by=self.by,
             )
         )
         if crashed is not None:

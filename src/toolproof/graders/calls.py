@@ -17,13 +17,13 @@ def decisive_reads(
     """The calls that produce a task's answer. A task's own `reads` when it gives them;
     otherwise, when its gold actions write nothing, those actions, each matched on its tool
     and the arguments the tool requires (so a lookup that also sets an optional filter still
-    counts). A task that writes needs none: its final state already shows whether the work
-    was done."""
+    counts). A task that writes, or whose user acts on their own part of the world, needs
+    none: its final state already shows whether the work was done."""
     if expect.reads is not None:
         return list(expect.reads)
-    actions = expect.actions or []
-    if any(a.tool in write_tools for a in actions):
-        return []
+    actions = [a for a in expect.actions or [] if a.by == "agent"]
+    if any(a.tool in write_tools for a in actions) or len(actions) < len(expect.actions or []):
+        return []  # the agent writes, or the user acts: the final state shows the work
     return patterns(actions, required)
 
 

@@ -78,7 +78,7 @@ def record(transcript: Transcript) -> Record:
     out = Record()
     heard: list[str] = []
     for event in transcript.events:
-        if isinstance(event, ToolCallEvent) and not event.is_error:
+        if isinstance(event, ToolCallEvent) and event.by == "agent" and not event.is_error:
             out.records.add(event.result, event.canonical_arguments, event.canonical_name)
             given = {
                 tuple(tokens(v))

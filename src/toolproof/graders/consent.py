@@ -121,7 +121,7 @@ def confirm_before_write(rule: ConfirmBeforeWrite, evidence: Evidence) -> Verdic
                 approvals.append(Approval(last, before, (), heard, earlier, yes=False))
                 last = None
             conversation.heard.append(event.content)
-        elif isinstance(event, ToolCallEvent):
+        elif isinstance(event, ToolCallEvent) and event.by == "agent":
             if event.canonical_name in evidence.write_tools:
                 problem = _unapproved(event, approvals, conversation, words, evidence)
                 if problem is not None:

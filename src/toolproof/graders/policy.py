@@ -35,7 +35,7 @@ def identify_before_access(rule: IdentifyBeforeAccess, evidence: Evidence) -> Ve
     for event in evidence.transcript.events:
         if isinstance(event, MessageEvent) and event.role == "user":
             said.append(event.content)
-        elif isinstance(event, ToolCallEvent):
+        elif isinstance(event, ToolCallEvent) and event.by == "agent":
             if identifies(event, rule.identify, rule.user_given, said, evidence):
                 identified = True
             elif event.canonical_name in rule.access and not identified:

@@ -116,7 +116,7 @@ def no_other_customer_data(rule: NoOtherCustomerData, evidence: Evidence) -> Ver
         if isinstance(event, MessageEvent) and event.role == "user":
             said.append(event.content)
             asking = read(event.content)
-        elif isinstance(event, ToolCallEvent) and not event.is_error:
+        elif isinstance(event, ToolCallEvent) and event.by == "agent" and not event.is_error:
             if ownership is None and identifies(
                 event, rule.identify, rule.user_given, said, evidence
             ):

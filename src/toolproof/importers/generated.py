@@ -12,8 +12,16 @@ RESERVED = ("world", "context", "invoke", "tool", "given")
 """Names the generated tools.py itself uses, so no tool or argument may take them."""
 
 
-def tool_function(owner: str, name: str, parameters: dict[str, Any], write: bool, doc: str) -> str:
-    """One generated `@tool` function calling `invoke(world, owner, name, given(...))`.
+def tool_function(
+    owner: str,
+    name: str,
+    parameters: dict[str, Any],
+    write: bool,
+    doc: str,
+    call: str = "invoke",
+) -> str:
+    """One generated `@tool` function calling `invoke(world, owner, name, given(...))` (or
+    the function named `call`, with the same arguments).
 
     Arguments reach the upstream method as the model gives them, unchecked against the
     schema's types: the upstream's own ground truth breaks its docs at times (BFCL gives a
@@ -33,5 +41,5 @@ def tool_function(owner: str, name: str, parameters: dict[str, Any], write: bool
         f"{decorator}\n"
         f"def {name}({', '.join(params)}) -> Any:\n"
         f'    """{doc}"""\n'
-        f'    return invoke(world, "{owner}", "{name}", given({passed}))\n'
+        f'    return {call}(world, "{owner}", "{name}", given({passed}))\n'
     )

@@ -68,7 +68,7 @@ def recovery_turns(transcript: Transcript, confusing: int, gold: Sequence[GoldCa
         if isinstance(event, MessageEvent) and event.role == "user":
             turn += 1
             continue
-        if isinstance(event, ToolCallEvent):
+        if isinstance(event, ToolCallEvent) and event.by == "agent":
             hit = _match(event, gold, matched)
             if hit is not None:
                 matched[hit] = True

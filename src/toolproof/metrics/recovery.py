@@ -57,7 +57,7 @@ def _events(trial: Events) -> Sequence[Event]:
 
 
 def _calls(trial: Events) -> list[ToolCallEvent]:
-    return [e for e in _events(trial) if isinstance(e, ToolCallEvent)]
+    return [e for e in _events(trial) if isinstance(e, ToolCallEvent) and e.by == "agent"]
 
 
 def _end_reasons(trial: Events) -> set[str]:

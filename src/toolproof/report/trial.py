@@ -96,7 +96,12 @@ def conversation(result: TrialResult) -> Table:
             else:
                 table.add_row(t, Text("agent", style="bold magenta"), text)
         elif isinstance(event, ToolCallEvent):
-            table.add_row(t, Text("tool", style="bold"), tool_call(event))
+            who = (
+                Text("tool", style="bold")
+                if event.by == "agent"
+                else Text("user tool", style="bold cyan")
+            )
+            table.add_row(t, who, tool_call(event))
         elif isinstance(event, ModelCallEvent):
             table.add_row(t, Text("model", style="dim"), model_turn(event))
         elif isinstance(event, CheckEvent):

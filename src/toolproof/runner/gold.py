@@ -21,6 +21,7 @@ from toolproof.spec.expectations import Action
 from toolproof.spec.task import Task
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import ToolContext
+from toolproof.tools.binding import ToolBinding
 from toolproof.world import Change, World, describe_changes
 
 
@@ -42,7 +43,11 @@ async def replay_gold(suite: Suite, task: Task, seed: int = 0) -> GoldReplay:
     if actions is None:
         return GoldReplay(hash=None)
     real = sorted(
-        {a.tool for a in actions if a.tool in suite.tools and not suite.tools[a.tool].simulated}
+        {
+            a.tool
+            for a in actions
+            if a.tool in (bindings := _side(suite, a)) and not bindings[a.tool].simulated
+        }
     )
     simulated = [(i, a) for i, a in enumerate(actions) if a.tool not in real]
     if real and not simulated:
@@ -66,7 +71,7 @@ async def _replay(
     context = ToolContext(world=world, seed=seed)
     errors = []
     for i, action in actions:
-        binding = suite.tools[action.tool]
+        binding = _side(suite, action)[action.tool]
         try:
             result = await binding.tool.call(dict(action.args), context)
         except ToolCrashed as exc:
@@ -75,3 +80,8 @@ async def _replay(
         if result.is_error:
             errors.append(f"gold action {i + 1} {action.tool} failed: {result.content}")
     return world, errors
+
+
+def _side(suite: Suite, action: Action) -> dict[str, ToolBinding]:
+    """The tools of whoever makes the action: the agent's, or the user's own."""
+    return suite.user_tools if action.by == "user" else suite.tools

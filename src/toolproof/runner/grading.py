@@ -209,5 +209,6 @@ def derived(
 def gold_calls(task: Task) -> list[GoldCall]:
     """The calls a task's gold makes: its actions, and its required calls."""
     expect = task.spec.expect
-    calls: list[Action | CallSpec] = [*(expect.actions or []), *expect.calls]
+    agent = [a for a in expect.actions or [] if a.by == "agent"]
+    calls: list[Action | CallSpec] = [*agent, *expect.calls]
     return [(c.tool, c.args) for c in calls]

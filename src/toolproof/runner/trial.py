@@ -54,6 +54,25 @@ class Trial:
     the rubric is reported as not judged, never as passed)."""
 
 
+def user_tools(
+    suite: Suite, context: ToolContext, transcript: Transcript, conditions: Conditions | None
+) -> Gateway | None:
+    """The user's own tools (the suite's `user: tools:`), or None: the same faults, load and
+    world as the agent's, no schema drift (that is the agent's API changing), every call
+    recorded as the user's."""
+    if not suite.user_tools:
+        return None
+    theirs = None
+    if conditions is not None:
+        theirs = Conditions(
+            faults=conditions.faults,
+            load=conditions.load,
+            time_scale=conditions.time_scale,
+            stale_state=conditions.stale_state,
+        )
+    return Gateway(suite.user_tools, context, transcript, theirs, by="user")
+
+
 async def run_trial(trial: Trial) -> TrialResult:
     """Run one (task, trial) to its end and grade it; model calls made inside know which
     trial they serve (`models.trial`)."""
@@ -71,12 +90,14 @@ async def _run_trial(trial: Trial) -> TrialResult:
     environment: TrialEnvironment | None = None
     if suite.runtime is not None:
         environment = suite.runtime.trial(task.id, spec.seed)
+        environment.world = world
     context = ToolContext(
         world=world,
         seed=stream_seed(spec.seed, "tools"),
         extras=environment.extras if environment else {},
     )
     gateway = Gateway(suite.tools, context, transcript, trial.conditions)
+    user_gateway = user_tools(suite, context, transcript, trial.conditions)
     agent = trial.agent(
         TrialContext(
             suite=suite,
@@ -85,12 +106,15 @@ async def _run_trial(trial: Trial) -> TrialResult:
             transcript=transcript,
             max_steps=trial.max_steps,
             declined=declined(suite, task),
+            user_tools=user_gateway,
         )
     )
     users = trial.user
     if isinstance(users, ScriptedUsers) and users.desk is None:
         users = ScriptedUsers(desk(suite))  # the suite's tools, so it hears proposals
     user = users(task, transcript, spec.seed)
+    if user_gateway is not None:
+        user.reach(user_gateway)
     ended, failure, infra = "user_done", "", ""
     message: str | None = user.opening()
     closing = ""

@@ -7,10 +7,11 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-INJECTABLE = ("trial_dir", "trial_id", "seed", "task", "suite_dir", "services")
+INJECTABLE = ("trial_dir", "trial_id", "seed", "task", "suite_dir", "services", "world")
 """Parameters a hook or check function may declare to receive them (`trial_id`: a name
 unique to the trial among those running, for a tenant of a shared service; `services`: the
-base URL of each of the suite's services, by name)."""
+base URL of each of the suite's services, by name; `world`: a copy of the trial's world as it
+is then, for a check the final state the graders see, which the check cannot change)."""
 
 
 def signature_problem(func: Callable[..., Any], args: set[str]) -> str | None:

@@ -29,6 +29,7 @@ from toolproof.spec.expectations import CheckSpec
 from toolproof.spec.placeholders import PlaceholderError, expand
 from toolproof.tools.base import ToolContext, ToolResult
 from toolproof.transcript import CheckEvent
+from toolproof.world import World
 
 if TYPE_CHECKING:
     from toolproof.runtime.core import Runtime
@@ -66,6 +67,8 @@ class TrialEnvironment:
     _lock: asyncio.Lock | None = None
     _token: contextvars.Token[TrialEnvironment | None] | None = None
     _setup_done: bool = False
+    world: World | None = None
+    """The trial's world, of which hooks and checks that ask for `world` get a copy."""
 
     @property
     def extras(self) -> dict[str, Any]:
@@ -85,6 +88,7 @@ class TrialEnvironment:
             "task": self.task,
             "suite_dir": self.runtime.root,
             "services": {name: s.url for name, s in self.runtime.services.items()},
+            "world": self.world.fork() if self.world is not None else None,
         }
 
     def command_env(self) -> dict[str, str]:

@@ -45,11 +45,21 @@ class Refusal(Strict):
     )
 
 
+Side = Literal["agent", "user"]
+"""Who makes a call: the agent, or (with the suite's `user: tools:`) the user on their own
+part of the world."""
+
+
 class Action(Strict):
     """A gold action: a complete tool call replayed to build the expected final state."""
 
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    by: Side = Field(
+        "agent",
+        description="Who makes it: the agent, or the user with one of the suite's user tools "
+        "(dual control: the agent asks, the user acts on their device or account).",
+    )
 
 
 class StateCheck(Strict):
@@ -308,6 +318,13 @@ class Expectations(Strict):
         None, description="Gold actions; the final world must hash equal to their replay."
     )
     state: list[StateCheck] = Field(default_factory=list)
+    final_state: Literal["gold", "checks"] = Field(
+        "gold",
+        description="gold: the final world must hash equal to the gold actions' replay; "
+        "checks: the gold actions show the way (the oracle makes them) and the final world is "
+        "judged by the task's `state` and `check` expectations alone, as a benchmark that "
+        "grades by assertions does (another path to the same outcome passes).",
+    )
     calls: list[CallSpec] = Field(default_factory=list, description="Required calls.")
     ordered_calls: bool = Field(False, description="Required calls must happen in this order.")
     forbidden_calls: list[CallSpec] = Field(default_factory=list)
@@ -350,6 +367,15 @@ class Expectations(Strict):
         le=1,
         description="The weighted share of rubric criteria that must pass (default: all).",
     )
+
+    @model_validator(mode="after")
+    def _judged_by_checks(self) -> Expectations:
+        if self.final_state == "checks" and not (self.state or self.check):
+            raise ValueError(
+                "final_state: checks judges the final world by the task's state and check "
+                "expectations: give at least one"
+            )
+        return self
 
     @field_validator("rubric")
     @classmethod

@@ -37,6 +37,28 @@ class ToolEntry(Strict):
     )
 
 
+class UserToolEntry(Strict):
+    """One tool the simulated user has (an entry of `user: tools:`): the user calls it on
+    their own part of the world (a device, an account); the agent never sees it."""
+
+    backend: str | None = Field(None, description="Backend name; optional with one backend.")
+    write: bool | None = Field(None, description="Overrides the tool's own read/write kind.")
+    description: str | None = Field(None, description="Overrides what the user is told.")
+    parameters: dict[str, Any] | None = Field(
+        None, description="JSON Schema of the arguments; overrides the derived one."
+    )
+
+
+class UserSide(Strict):
+    """What the simulated user can do besides speak (dual control)."""
+
+    tools: dict[str, UserToolEntry] = Field(
+        default_factory=dict,
+        description="Tools the user calls on their own part of the world, through the gateway "
+        "like the agent's (faults apply); gold actions with `by: user` are theirs.",
+    )
+
+
 class WorldSpec(Strict):
     """The suite's initial state: data files merged in order, then an optional factory."""
 
@@ -100,6 +122,11 @@ class SuiteFile(Strict):
     )
     tasks: list[str | TaskSpec] = Field(
         description="Task files (globs allowed) or inline tasks, in order."
+    )
+    user: UserSide = Field(
+        default_factory=UserSide,
+        description="The simulated user's own tools (dual control: the user acts on their "
+        "device or account when the agent asks).",
     )
     defaults: Defaults = Field(default_factory=Defaults)
     models: dict[str, ModelEntry] = Field(

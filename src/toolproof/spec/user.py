@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from toolproof.spec.base import Strict
+from toolproof.spec.expectations import CallSpec
 
 SHORTCUTS = ("always", "asks_confirmation", "asks_question")
 
@@ -47,11 +48,19 @@ def _condition(value: Any) -> Any:
 When = Annotated[str | Match, BeforeValidator(_condition)]
 
 
+DO = (
+    "Calls of the suite's user tools the user makes, in order, before saying `say` (the "
+    "agent asked them to restart a device, say); each goes through the gateway like the "
+    "agent's."
+)
+
+
 class UserTurn(Strict):
     """A scripted user turn, said in order once its condition holds."""
 
     say: str
     when: When = "always"
+    do: list[CallSpec] = Field(default_factory=list, description=DO)
 
 
 class UserReply(Strict):
@@ -60,6 +69,7 @@ class UserReply(Strict):
     say: str
     when: When
     times: int = Field(1, ge=1)
+    do: list[CallSpec] = Field(default_factory=list, description=DO)
 
 
 class UserSpec(Strict):

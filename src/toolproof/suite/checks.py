@@ -6,7 +6,7 @@ from typing import Any
 
 from toolproof.gateway.drift import DriftError, DriftLayer
 from toolproof.meaning.values import contains, tokens
-from toolproof.spec.expectations import Refusal
+from toolproof.spec.expectations import CallSpec, Refusal
 from toolproof.spec.placeholders import scope_names, template_problem
 from toolproof.spec.policy import (
     IdentifyBeforeAccess,
@@ -26,6 +26,7 @@ def check_task(
     tools: dict[str, ToolBinding],
     world: Any,
     task_ids: dict[str, str],
+    user_tools: dict[str, ToolBinding] | None = None,
 ) -> None:
     """Semantic checks of one task. A tool listed under `tools:` that did not load (its
     problem is already reported) is not reported again as unknown."""
@@ -45,7 +46,8 @@ def check_task(
             "(give actions, state, calls, reads, forbidden_calls, must_say or must_not_say)",
         )
     _check_facts(source, task)
-    _check_calls(source, task, tools, set(source.file.tools))
+    _check_calls(source, task, tools, set(source.file.tools), user_tools or {})
+    _check_user_calls(source, task, user_tools or {}, set(source.file.user.tools))
     _check_checks(source, task, tools, source.file)
     for key in spec.initial_state:
         if key not in world:
@@ -101,11 +103,44 @@ def _check_facts(source: SuiteSource, task: Task) -> None:
             )
 
 
-def _check_calls(
+def _check_user_calls(
     source: SuiteSource, task: Task, tools: dict[str, ToolBinding], declared: set[str]
 ) -> None:
-    """Gold actions are complete calls the tool accepts; required and forbidden calls name
-    arguments the tool has."""
+    """What the scripted user does (`do:`) names the suite's user tools with arguments they
+    take."""
+    user = task.spec.user
+    done: list[tuple[str, int, list[CallSpec]]] = [
+        *(("turns", i, t.do) for i, t in enumerate(user.turns)),
+        *(("replies", i, r.do) for i, r in enumerate(user.replies)),
+    ]
+    for part, i, calls in done:
+        for j, call in enumerate(calls):
+            line = task.at("user", part, i, "do", j, "tool")
+            binding = tools.get(call.tool)
+            if binding is None:
+                if call.tool not in declared:
+                    known = ", ".join(sorted(declared)) or "none: add them under user: tools:"
+                    source.problem(
+                        task.source,
+                        line,
+                        f"user {part}: '{call.tool}' is not a user tool (user tools: {known})",
+                    )
+                continue
+            for issue in binding.tool.check_arguments(dict(call.args)):
+                source.problem(task.source, line, f"{call.tool}: {issue}")
+
+
+def _check_calls(
+    source: SuiteSource,
+    task: Task,
+    tools: dict[str, ToolBinding],
+    declared: set[str],
+    user_tools: dict[str, ToolBinding],
+) -> None:
+    """Gold actions are complete calls the tool accepts (the user's tool for an action `by:
+    user`); required and forbidden calls name arguments the tool has."""
+    assert source.file is not None
+    user_declared = set(source.file.user.tools)
     expect = task.spec.expect
     refusal = expect.refusal if isinstance(expect.refusal, Refusal) else None
     groups: list[tuple[tuple[str, ...], list[Any]]] = [
@@ -119,11 +154,13 @@ def _check_calls(
     for path, calls in groups:
         group = ".".join(path)
         for i, call in enumerate(calls):
-            binding = tools.get(call.tool)
+            by_user = getattr(call, "by", "agent") == "user"
+            binding = (user_tools if by_user else tools).get(call.tool)
             if binding is None:
-                if call.tool not in declared:
+                if call.tool not in (user_declared if by_user else declared):
                     line = task.at("expect", *path, i, "tool")
-                    source.problem(task.source, line, f"unknown tool '{call.tool}' in {group}")
+                    whose = "user tool" if by_user else "tool"
+                    source.problem(task.source, line, f"unknown {whose} '{call.tool}' in {group}")
                 continue
             if group == "allow_writes" and not binding.write:
                 line = task.at("expect", *path, i, "tool")
@@ -169,8 +206,8 @@ def _check_checks(
 
 def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
     """Fault profiles, drift variants, load, score and policy rules must name what the suite
-    has. They are checked against `tools:` as declared, so a tool that failed to load
-    (reported already) is not reported again here."""
+    has (a fault may hit a user tool too). They are checked against `tools:` as declared, so
+    a tool that failed to load (reported already) is not reported again here."""
     check_policy_rules(source, file, tools)
     declared = set(file.tools)
     faults = file.faults
@@ -182,7 +219,7 @@ def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, Tool
     for name, rules in faults.profiles.items():
         for i, rule in enumerate(rules):
             for tool in rule.tools or []:
-                if tool not in declared:
+                if tool not in declared and tool not in file.user.tools:
                     source.suite_problem(
                         ["faults", "profiles", name, i, "tools"],
                         f"fault profile '{name}': unknown tool '{tool}'",

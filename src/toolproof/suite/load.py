@@ -21,7 +21,7 @@ from toolproof.runtime import discover
 from toolproof.spec.backends import Backend, PythonBackend
 from toolproof.spec.read import read_suite
 from toolproof.spec.source import SuiteSource, shown
-from toolproof.spec.suite import SuiteFile
+from toolproof.spec.suite import SuiteFile, ToolEntry, UserToolEntry
 from toolproof.suite.checks import check_conditions, check_task
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import Tool, ToolSchema
@@ -38,6 +38,7 @@ def load_suite(path: str | Path) -> Suite:
     found = discover(source)
     try:
         tools = bind_tools(source, file, found.tools)
+        user_tools = bind_user_tools(source, file, found.tools, tools)
         try:
             world = freeze(found.world)
         except TypeError as exc:
@@ -45,7 +46,7 @@ def load_suite(path: str | Path) -> Suite:
             world = freeze({})
         task_ids: dict[str, str] = {}
         for task in source.tasks:
-            check_task(source, task, tools, world, task_ids)
+            check_task(source, task, tools, world, task_ids, user_tools)
         check_conditions(source, file, tools)
         if source.problems:
             raise SuiteError(located(source))
@@ -58,6 +59,7 @@ def load_suite(path: str | Path) -> Suite:
         file=file,
         policy=source.policy,
         tools=tools,
+        user_tools=user_tools,
         tasks=source.tasks,
         world=world,
         content_hash=content_hash(source),
@@ -113,59 +115,90 @@ def bind_tools(
 ) -> dict[str, ToolBinding]:
     """The suite's tools: each tool of `tools:` bound to its backend's tool, tier and weight, with
     the overrides of suite.yaml (description, parameters, write)."""
+    listed = set(file.tools) | set(file.user.tools)
     for backend_name, backend_tools in backends.items():
         for tool_name in backend_tools:
-            if tool_name not in file.tools:
+            if tool_name not in listed:
                 source.warnings.append(
                     f"backend '{backend_name}': tool '{tool_name}' is not listed under "
                     "tools:, so no agent sees it"
                 )
     bindings: dict[str, ToolBinding] = {}
     for name, entry in file.tools.items():
-        backend = entry.backend
-        if backend is None:
-            if len(file.backends) != 1:
-                source.suite_problem(
-                    ["tools", name], f"tool '{name}': say which backend (there are several)"
-                )
-                continue
-            backend = next(iter(file.backends))
-        if backend not in backends:
-            source.suite_problem(["tools", name], f"tool '{name}': unknown backend '{backend}'")
-            continue
-        tool = backends[backend].get(name)
-        if tool is None:
-            plain = undecorated(source, file.backends[backend], name)
-            if plain:
-                source.suite_problem(
-                    ["tools", name], f"tool '{name}': the function {plain} lacks @tool"
-                )
-            elif backends[backend]:
-                known = ", ".join(sorted(backends[backend]))
-                source.suite_problem(
-                    ["tools", name],
-                    f"tool '{name}' not found in backend '{backend}' (it has: {known})",
-                )
-            continue
-        if entry.parameters is not None:
-            try:
-                Draft202012Validator.check_schema(entry.parameters)
-            except SchemaError as exc:
-                source.suite_problem(
-                    ["tools", name, "parameters"], f"bad JSON Schema: {exc.message}"
-                )
-        schema = ToolSchema(
-            name=name,
-            description=entry.description or tool.schema.description,
-            parameters=entry.parameters or tool.schema.parameters,
-        )
-        bindings[name] = ToolBinding(
-            tool=tool,
-            schema=schema,
-            tier=entry.tier,
-            weight=entry.weight,
-            write=tool.write if entry.write is None else entry.write,
-            backend=backend,
-            simulated=tool.simulated,
-        )
+        binding = _bind(source, file, backends, ["tools", name], entry)
+        if binding is not None:
+            bindings[name] = binding
     return bindings
+
+
+def bind_user_tools(
+    source: SuiteSource,
+    file: SuiteFile,
+    backends: dict[str, dict[str, Tool]],
+    agent_tools: dict[str, ToolBinding],
+) -> dict[str, ToolBinding]:
+    """The simulated user's tools (`user: tools:`), bound like the agent's; a name the agent's
+    tools also use is a problem, as a call must say whose tool it reaches."""
+    bindings: dict[str, ToolBinding] = {}
+    for name, entry in file.user.tools.items():
+        if name in file.tools:
+            source.suite_problem(
+                ["user", "tools", name],
+                f"user tool '{name}' is also an agent tool under tools:; give it another name",
+            )
+            continue
+        binding = _bind(source, file, backends, ["user", "tools", name], entry)
+        if binding is not None:
+            bindings[name] = binding
+    return bindings
+
+
+def _bind(
+    source: SuiteSource,
+    file: SuiteFile,
+    backends: dict[str, dict[str, Tool]],
+    where: list[str | int],
+    entry: ToolEntry | UserToolEntry,
+) -> ToolBinding | None:
+    """One entry of `tools:` (or `user: tools:`) bound to its backend's tool, or None with
+    its problem reported at `where`."""
+    name = str(where[-1])
+    backend = entry.backend
+    if backend is None:
+        if len(file.backends) != 1:
+            source.suite_problem(where, f"tool '{name}': say which backend (there are several)")
+            return None
+        backend = next(iter(file.backends))
+    if backend not in backends:
+        source.suite_problem(where, f"tool '{name}': unknown backend '{backend}'")
+        return None
+    tool = backends[backend].get(name)
+    if tool is None:
+        plain = undecorated(source, file.backends[backend], name)
+        if plain:
+            source.suite_problem(where, f"tool '{name}': the function {plain} lacks @tool")
+        elif backends[backend]:
+            known = ", ".join(sorted(backends[backend]))
+            source.suite_problem(
+                where, f"tool '{name}' not found in backend '{backend}' (it has: {known})"
+            )
+        return None
+    if entry.parameters is not None:
+        try:
+            Draft202012Validator.check_schema(entry.parameters)
+        except SchemaError as exc:
+            source.suite_problem([*where, "parameters"], f"bad JSON Schema: {exc.message}")
+    schema = ToolSchema(
+        name=name,
+        description=entry.description or tool.schema.description,
+        parameters=entry.parameters or tool.schema.parameters,
+    )
+    return ToolBinding(
+        tool=tool,
+        schema=schema,
+        tier=entry.tier if isinstance(entry, ToolEntry) else 1,
+        weight=entry.weight if isinstance(entry, ToolEntry) else None,
+        write=tool.write if entry.write is None else entry.write,
+        backend=backend,
+        simulated=tool.simulated,
+    )

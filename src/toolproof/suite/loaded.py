@@ -33,6 +33,8 @@ class Suite:
     world: FrozenDict
     content_hash: str
     warnings: list[str] = field(default_factory=list)
+    user_tools: dict[str, ToolBinding] = field(default_factory=dict)
+    """The simulated user's own tools (`user: tools:`); the agent never sees them."""
     _starts: dict[str, FrozenDict] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
     runtime: Runtime | None = field(default=None, repr=False)

@@ -66,6 +66,8 @@ OUTCOME = "toolproof.outcome"
 FAULT = "toolproof.fault"
 DRIFT_TOOL = "toolproof.drift.tool"
 TOOL_ERROR_KIND = "toolproof.tool.error_kind"
+TOOL_CALLER = "toolproof.tool.caller"
+"""Who made a tool call: `agent`, or `user` for a call of the suite's user tools."""
 ENDED = "toolproof.ended"
 COST_USD = "toolproof.cost_usd"
 

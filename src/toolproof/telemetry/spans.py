@@ -103,6 +103,7 @@ def tool_attributes(call: ToolCallEvent, conversation: str, content: bool) -> At
         sc.TOOL_CALL_ID: call.call_id,
         sc.TOOL_TYPE: "function",
         sc.CONVERSATION_ID: conversation,
+        sc.TOOL_CALLER: call.by,
     }
     if call.is_error:
         attributes[sc.ERROR_TYPE] = call.error_kind or "tool_error"
@@ -187,7 +188,8 @@ def emit_trial(tracer: Tracer, run_id: str, result: TrialResult, *, content: boo
             if event.is_error:
                 span.set_status(Status(StatusCode.ERROR, str(event.result)[:200]))
             span.end(end_time=at + int(event.latency_s * NS))
-            history.append(tool_message(event))
+            if event.by == "agent":  # the user's own calls are no part of the agent's chat
+                history.append(tool_message(event))
     if content:
         users = [m for m in history if m["role"] == "user"]
         root.set_attribute(sc.INPUT_MESSAGES, json.dumps(users, default=str))

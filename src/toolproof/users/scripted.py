@@ -2,7 +2,8 @@
 
 After each agent reply the user says the next scripted turn if its trigger (`when`) holds;
 otherwise the first reactive reply whose trigger holds (each at most `times` times);
-otherwise the conversation ends.
+otherwise the conversation ends. A turn or reply whose `do:` lists calls of the suite's user
+tools makes them first, in order, through the user's own gateway (dual control).
 
 `asks_confirmation` holds when the reply asks the user to decide on a change, worded any way:
 it asks (a question, or "please confirm") and it proposes a write its task is waiting for, by
@@ -17,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolproof.meaning.actions import actions_named, vocabulary
 from toolproof.meaning.clauses import read
@@ -26,8 +27,9 @@ from toolproof.meaning.dialogue import holds, solicits
 from toolproof.meaning.proposals import Scene, binds
 from toolproof.meaning.records import Records
 from toolproof.meaning.values import tokens
-from toolproof.spec.expectations import Action
-from toolproof.spec.user import UserSpec
+from toolproof.spec.expectations import Action, CallSpec
+from toolproof.spec.user import UserReply, UserSpec, UserTurn
+from toolproof.tools.base import ToolResult, ToolSchema
 from toolproof.transcript import MessageEvent, ToolCallEvent
 
 if TYPE_CHECKING:
@@ -35,8 +37,37 @@ if TYPE_CHECKING:
     from toolproof.transcript import Transcript
 
 
+class UserTools(Protocol):
+    """The user's own tools in a trial (the suite's `user: tools:`), reached through the
+    gateway like the agent's: faults apply, and every call is recorded as the user's."""
+
+    @property
+    def schemas(self) -> list[ToolSchema]:
+        """What the user is told of each tool."""
+
+    async def call(
+        self, name: str, arguments: dict[str, Any] | str | None, call_id: str | None = None
+    ) -> ToolResult:
+        """Make one call of a user tool."""
+
+
 class User(ABC):
     """The user side of a trial."""
+
+    tools: UserTools | None = None
+    """The user's own tools, where the suite gives them some (dual control)."""
+
+    def reach(self, tools: UserTools) -> None:
+        """Give the user their own tools for the trial."""
+        self.tools = tools
+
+    async def act(self, calls: Sequence[CallSpec]) -> None:
+        """Make these calls of the user's own tools, in order (a failed one is recorded and
+        the user goes on, as a person tries the next thing)."""
+        if self.tools is None:
+            return
+        for call in calls:
+            await self.tools.call(call.tool, dict(call.args))
 
     @abstractmethod
     def opening(self) -> str:
@@ -149,17 +180,23 @@ class ScriptedUser(User):
         turns = self.spec.turns
         proposes = self.listener.proposes(agent_reply) if self.listener is not None else None
         if self.next_turn in self.give_way and (reply := self._reply(agent_reply, proposes)):
-            return reply
+            return await self._said(reply)
         if self.next_turn < len(turns) and holds(turns[self.next_turn].when, agent_reply, proposes):
             self.next_turn += 1
-            return turns[self.next_turn - 1].say
-        return self._reply(agent_reply, proposes)
+            return await self._said(turns[self.next_turn - 1])
+        reply = self._reply(agent_reply, proposes)
+        return await self._said(reply) if reply is not None else None
 
-    def _reply(self, agent_reply: str, proposes: bool | None) -> str | None:
+    async def _said(self, entry: UserTurn | UserReply) -> str:
+        """What a turn or reply says, once the user has done what it does."""
+        await self.act(entry.do)
+        return entry.say
+
+    def _reply(self, agent_reply: str, proposes: bool | None) -> UserReply | None:
         for i, reply in enumerate(self.spec.replies):
             if self.used[i] < reply.times and holds(reply.when, agent_reply, proposes):
                 self.used[i] += 1
-                return reply.say
+                return reply
         return None
 
 

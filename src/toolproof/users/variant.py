@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from toolproof.seeds import stream_rng
 from toolproof.transcript import NoteEvent
 from toolproof.users.personas import Persona, perform
-from toolproof.users.scripted import ScriptedUsers, User, UserFactory
+from toolproof.users.scripted import ScriptedUsers, User, UserFactory, UserTools
 from toolproof.users.stretch import stretch
 
 if TYPE_CHECKING:
@@ -37,6 +37,10 @@ class MarkingUser(User):
             self.transcript.add(
                 NoteEvent(t=self.transcript.now(), kind="confusing_turn", turn=turn)
             )
+
+    def reach(self, tools: UserTools) -> None:
+        super().reach(tools)
+        self.inner.reach(tools)
 
     def opening(self) -> str:
         text = self.inner.opening()

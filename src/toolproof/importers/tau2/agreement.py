@@ -7,7 +7,11 @@ task's reward basis says; nl assertions are left out, as in tau2's default evalu
 by a toolproof run of the imported suite with a scripted agent making exactly those calls.
 
 On some kinds toolproof is stricter than tau2 by design (`STRICTER_BY_DESIGN`): there the two
-define different things, and the headline agreement leaves those kinds out."""
+define different things, and the headline agreement leaves those kinds out.
+
+In a dual-control domain (telecom) a trajectory holds the user's calls too: tau2 gets them as
+the user's tool calls, and the toolproof run a scripted user that makes them, in order, each
+time the scripted agent hands over ("Please go ahead.")."""
 
 from __future__ import annotations
 
@@ -15,15 +19,24 @@ import asyncio
 import json
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from toolproof.importers.tau2.data import Domain, load_domain, tau2_module, tool_kinds
-from toolproof.importers.tau2.state import invoke
-from toolproof.importers.tau2.suite import OPENING, import_tau2, instructions, task_id
+from toolproof.importers.tau2.state import invoke, invoke_user
+from toolproof.importers.tau2.suite import (
+    OPENING,
+    call,
+    import_tau2,
+    initialized,
+    instructions,
+    task_id,
+)
+from toolproof.spec.expectations import CallSpec
+from toolproof.spec.user import UserTurn
 from toolproof.suite import Suite, load_suite
 from toolproof.tools import ToolError
 from toolproof.world import World
@@ -38,7 +51,12 @@ KINDS = (
     "missing-fact",
 )
 
-Call = tuple[str, dict[str, Any]]
+Call = tuple[str, dict[str, Any], str]
+"""A tool call: its tool, its arguments, and who makes it (tau2's requestor: "assistant" or
+"user")."""
+
+HAND_OVER = "Please go ahead on your phone."
+"""What the scripted agent says where the user's calls come next."""
 
 
 @dataclass(frozen=True)
@@ -161,12 +179,15 @@ def trajectories(
     what the agent could not know yet); no fact. `replayed` is the gold actions replayed in
     order (`replay_gold`); without it, every action is taken to succeed and to show nothing."""
     criteria = task.evaluation_criteria
-    gold: list[Call] = [(a.name, dict(a.arguments)) for a in criteria.actions or []]
+    gold: list[Call] = [
+        (a.name, dict(a.arguments), getattr(a, "requestor", "assistant"))
+        for a in criteria.actions or []
+    ]
     played = replayed if replayed is not None else [Replayed(True, None)] * len(gold)
     facts = [str(f) for f in criteria.communicate_info or []]
     said = final_message(facts)
     out = {"gold": Trajectory(gold, said), "do-nothing": Trajectory([], "Done.")}
-    spots = [i for i, (name, _) in enumerate(gold) if name in writes]
+    spots = [i for i, (name, _, _) in enumerate(gold) if name in writes]
     if spots:
         last = spots[-1]
         out["drop-write"] = Trajectory(gold[:last] + gold[last + 1 :], said)
@@ -193,12 +214,13 @@ def trajectories(
 
 
 def replay_gold(world: World, domain: str, task: Any) -> list[Replayed]:
-    """The task's gold actions replayed in order on a fork of the domain's world."""
+    """The task's gold actions replayed in order on a fork of the domain's world (the
+    task's own start, for a dual-control domain), each by its requestor."""
     fork = world.fork()
     out: list[Replayed] = []
     for action in task.evaluation_criteria.actions or []:
         try:
-            out.append(Replayed(True, invoke(fork, domain, action.name, action.arguments)))
+            out.append(Replayed(True, call(fork, domain, action)))
         except ToolError as refused:
             out.append(Replayed(False, str(refused)))
     return out
@@ -223,7 +245,7 @@ def _texts(value: Any) -> set[str]:
 def _changed(call: Call) -> Call | None:
     """The call with its first text or number argument changed: a text gets "_x"
     appended, a number 1 added; None when it has no such argument."""
-    name, args = call
+    name, args, side = call
     for key, value in args.items():
         new: Any
         if isinstance(value, bool):
@@ -234,7 +256,7 @@ def _changed(call: Call) -> Call | None:
             new = value + "_x"
         else:
             continue
-        return name, {**args, key: new}
+        return name, {**args, key: new}, side
     return None
 
 
@@ -256,19 +278,27 @@ def tau2_verdict(
         message.AssistantMessage(role="assistant", content="Hi! How can I help you today?"),
         message.UserMessage(role="user", content=OPENING),
     ]
-    for i, (name, args) in enumerate(trajectory.calls):
-        call = message.ToolCall(id=f"call_{i}", name=name, arguments=args)
-        messages.append(message.AssistantMessage(role="assistant", tool_calls=[call]))
+    for i, (name, args, side) in enumerate(trajectory.calls):
+        made = message.ToolCall(id=f"call_{i}", name=name, arguments=args, requestor=side)
+        if side == "user":
+            messages.append(message.UserMessage(role="user", tool_calls=[made]))
+        else:
+            messages.append(message.AssistantMessage(role="assistant", tool_calls=[made]))
         try:
-            answer, error = invoke(played, domain.name, name, args), False
+            answer, error = invoke_as(played, domain.name, name, args, side), False
         except ToolError as refused:
             answer, error = str(refused), True
         content = answer if isinstance(answer, str) else json.dumps(answer)
-        messages.append(message.ToolMessage(id=call.id, role="tool", content=content, error=error))
+        messages.append(
+            message.ToolMessage(
+                id=made.id, role="tool", content=content, requestor=side, error=error
+            )
+        )
     messages.append(message.AssistantMessage(role="assistant", content=trajectory.message))
     basis = set(task.evaluation_criteria.reward_basis)
     parts: list[tuple[str, Any]] = []
     if basis & {reward_type.DB, reward_type.ENV_ASSERTION}:
+        # tau2 builds the start from the task's initialization actions itself
         try:
             database = evaluator_env.EnvironmentEvaluator.calculate_reward(
                 environment_constructor=env_module.get_environment,
@@ -291,13 +321,52 @@ def tau2_verdict(
     return not failed, ", ".join(failed)
 
 
+def invoke_as(world: World, domain: str, name: str, args: dict[str, Any], side: str) -> Any:
+    """One call on the world, made by the agent or (`side` "user") by the user."""
+    if side == "user":
+        return invoke_user(world, domain, name, args)
+    return invoke(world, domain, name, args)
+
+
 def script(trajectory: Trajectory) -> list[dict[str, Any]]:
-    """The scripted model's turns for a trajectory: one call per turn, then its message."""
-    turns: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": name, "arguments": args}]} for name, args in trajectory.calls
-    ]
+    """The scripted model's turns for a trajectory: one call of the agent's per turn, a
+    hand-over to the user where the user's calls come next, then its message."""
+    turns: list[dict[str, Any]] = []
+    for name, args, side in trajectory.calls:
+        if side == "user":
+            if not turns or turns[-1].get("text") != HAND_OVER:
+                turns.append({"text": HAND_OVER})
+        else:
+            turns.append({"tool_calls": [{"name": name, "arguments": args}]})
     turns.append({"text": trajectory.message})
     return turns
+
+
+def user_turns(trajectory: Trajectory) -> list[UserTurn]:
+    """The scripted user's turns for a trajectory: at each hand-over, the user's calls that
+    come next, made in order."""
+    turns: list[UserTurn] = []
+    handed = False
+    for name, args, side in trajectory.calls:
+        if side != "user":
+            handed = False
+            continue
+        if not handed:
+            turns.append(UserTurn(say="Done.", do=[]))
+            handed = True
+        turns[-1].do.append(CallSpec(tool=name, args=args))
+    return turns
+
+
+def acting(suite: Suite, turns: dict[str, list[UserTurn]]) -> Suite:
+    """The suite with each named task's user making `turns` (tasks not named keep theirs)."""
+    tasks = []
+    for task in suite.tasks:
+        if task.id in turns:
+            user = task.spec.user.model_copy(update={"turns": turns[task.id]})
+            task = replace(task, spec=task.spec.model_copy(update={"user": user}))
+        tasks.append(task)
+    return replace(suite, tasks=tasks)
 
 
 async def toolproof_verdicts(
@@ -344,23 +413,28 @@ def measure(
         tasks = [t for t in domain.tasks if str(t.id) in ids]
     else:
         tasks = sample(domain.tasks, count)
-    kinds = tool_kinds(domain)
+    kinds = {**tool_kinds(domain), **tool_kinds(domain, user=True)}
     writes = {name for name, kind in kinds.items() if kind == "write"}
+    dual = domain.user_db_model is not None
     agreement = Agreement()
     with tempfile.TemporaryDirectory(prefix="tau2-agreement-") as tmp:
         suite_dir = Path(tmp) / "suite"
         import_tau2(domain_name, suite_dir, ids=[str(t.id) for t in tasks])
         suite = load_suite(suite_dir)
-        world = World.from_data(domain.load_db().model_dump(mode="json"))
+        data = domain.load_db().model_dump(mode="json")
+        if dual:
+            data.update(domain.load_user_db().model_dump(mode="json"))
+        world = World.from_data(data)
         by_kind: dict[str, dict[str, tuple[Trajectory, Graded]]] = {k: {} for k in KINDS}
         for task in tasks:
-            made = trajectories(task, writes, replay_gold(world, domain_name, task))
+            start = initialized(world, domain_name, task) if dual else world
+            made = trajectories(task, writes, replay_gold(start, domain_name, task))
             name = task_id(domain_name, str(task.id))
             for kind in KINDS:
                 if kind not in made:
                     agreement.not_applicable[kind] = agreement.not_applicable.get(kind, 0) + 1
                     continue
-                passed, why = tau2_verdict(domain, task, made[kind], world)
+                passed, why = tau2_verdict(domain, task, made[kind], start)
                 graded = Graded(name, kind, toolproof=False, tau2=passed, tau2_reason=why)
                 graded.refusal = bool(suite.task(name).spec.expect.forbidden_calls)
                 by_kind[kind][name] = (made[kind], graded)
@@ -369,7 +443,9 @@ def measure(
                 continue
             progress(f"{domain_name}: {kind}, {len(found)} tasks")
             scripts = {name: script(trajectory) for name, (trajectory, _) in found.items()}
-            verdicts = asyncio.run(toolproof_verdicts(suite, suite_dir, scripts))
+            users = {name: user_turns(trajectory) for name, (trajectory, _) in found.items()}
+            played = acting(suite, users) if dual else suite
+            verdicts = asyncio.run(toolproof_verdicts(played, suite_dir, scripts))
             for name, (_, graded) in found.items():
                 graded.toolproof, graded.toolproof_reason = verdicts[name]
                 agreement.graded.append(graded)

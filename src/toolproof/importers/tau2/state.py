@@ -8,6 +8,12 @@ only when the tool asks for them (a reservation, a user), calls tau2's own metho
 back every record the call changed or added. The world then changes exactly as tau2's
 database does, so replaying the same calls gives the same world, and its hash is tau2's
 "database after the gold actions".
+
+A dual-control domain (telecom) also keeps the user's database (their phone and its
+surroundings) in the world, one top-level key per field, and its environment carries the
+agent's changes to the phone after every call (`sync_tools`: a line the agent resumed gives
+the phone service). A call there builds both databases and the environment, makes the call
+as the agent or as the user, syncs as tau2 does, and writes back every field that changed.
 """
 
 from __future__ import annotations
@@ -95,6 +101,8 @@ def invoke(world: World, name: str, tool: str, arguments: dict[str, Any]) -> Any
     """Call tau2's tool `tool` of domain `name` over the world, and keep what it changed.
     A tool that raises answers the agent with tau2's error text (`Error: ...`); what it
     changed before it raised is kept, as tau2 goes on with its database as it is."""
+    if domain(name).environment is not None:
+        return _dual(world, name, "assistant", tool, arguments, tool=True)
     db, collections = database(world, name)
     kit = domain(name).toolkit(db)
     try:
@@ -110,3 +118,69 @@ def _keep(world: World, collections: dict[str, Records]) -> None:
     for collection, records in collections.items():
         for key, after in records.changes():
             world[collection][key] = after
+
+
+def invoke_user(world: World, name: str, tool: str, arguments: dict[str, Any]) -> Any:
+    """Call the user's tool `tool` of the dual-control domain `name` over the world (the
+    user acting on their phone), and keep what it changed, as `invoke` does."""
+    return _dual(world, name, "user", tool, arguments, tool=True)
+
+
+def run_function(
+    world: World, name: str, side: str, function: str, arguments: dict[str, Any]
+) -> Any:
+    """Run one of tau2's environment functions (a task's initialization action, like
+    `turn_airplane_mode_on`, or an env assertion) on the agent's (`side` "assistant") or the
+    user's database, then sync, as tau2's `run_env_function_call` does."""
+    return _dual(world, name, side, function, arguments, tool=False)
+
+
+def _dual(
+    world: World, name: str, side: str, function: str, arguments: dict[str, Any], tool: bool
+) -> Any:
+    found = domain(name)
+    assert found.environment is not None and found.user_db_model and found.user_toolkit
+    agent_db = found.db_model.model_validate(
+        {k: thaw(world[k]) for k in found.db_model.model_fields}
+    )
+    user_fields = found.user_db_model.model_fields
+    user_db = found.user_db_model.model_validate({k: thaw(world[k]) for k in user_fields})
+    read = [agent_db.model_dump(mode="json"), user_db.model_dump(mode="json")]
+    env = found.environment(
+        domain_name=name,
+        policy="",
+        tools=found.toolkit(agent_db),
+        user_tools=found.user_toolkit(user_db),
+    )
+    try:
+        if tool:
+            result = env.make_tool_call(function, requestor=side, **arguments)
+        else:
+            kit = env.user_tools if side == "user" else env.tools
+            result = getattr(kit, function)(**arguments)
+        env.sync_tools()
+    except Exception as error:
+        _keep_whole(world, read, [env.tools.db, env.user_tools.db])
+        raise ToolError(f"Error: {error}") from None
+    _keep_whole(world, read, [env.tools.db, env.user_tools.db])
+    return as_result(result) if tool else result
+
+
+def _keep_whole(world: World, read: list[dict[str, Any]], databases: list[Any]) -> None:
+    """Write back each field of the databases whose dump differs from its dump as read."""
+    for before, db in zip(read, databases, strict=True):
+        for key, value in db.model_dump(mode="json").items():
+            if before.get(key) != value:
+                world[key] = value
+
+
+def asserted(
+    world: World, name: str, side: str, function: str, arguments: dict[str, Any], expected: bool
+) -> None:
+    """tau2's env assertion `function` of domain `name` over the world (a copy: an assertion
+    syncs the databases, as tau2 runs it): an AssertionError saying what tau2 found unless it
+    returns `expected`."""
+    found = run_function(world, name, side, function, arguments)
+    if found != expected:
+        said = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+        raise AssertionError(f"tau2's {function}({said}) is {found}, expected {expected}")

@@ -8,11 +8,18 @@ the suite's world, one data file per collection, and every tool is one method of
 kit over it (`state.py`). tau2 grades the database and what was said; it checks no read, so
 the tasks ask for none (`reads: []`): a task tau2 cannot grade stays one that `validate`
 reports unsound, never a silent pass.
+
+A dual-control domain (telecom) gives the user tools of their own (`user: tools:`): the
+user's database (their phone) is part of the world, each task's initialization actions (a
+phone in airplane mode, a line suspended) are its `initial_state`, and its gold actions the
+user makes are `by: user`, and tau2's env assertions over the phone and the line are the
+task's checks, by which its final world is judged (`final_state: checks`), as tau2 judges it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +33,10 @@ from toolproof.importers.generated import tool_function
 from toolproof.importers.tau2.computed import decoded, operands, shown_numbers
 from toolproof.importers.tau2.data import VERSION, load_domain, tool_kinds, tool_schemas
 from toolproof.importers.tau2.refusals import as_refusal
-from toolproof.importers.tau2.state import invoke
+from toolproof.importers.tau2.state import invoke, invoke_user, run_function
 from toolproof.meaning.values import contains, tokens
 from toolproof.tools import ToolError
-from toolproof.world import World
+from toolproof.world import World, thaw
 
 OPENING = "Hi, I need some help, please."
 """What the user says first. tau2's user simulator writes its own first message from its
@@ -40,6 +47,7 @@ simulated user goes on from its instructions."""
 LOOKUPS = {
     "airline": ["search_direct_flight", "search_onestop_flight", "get_flight_status"],
     "retail": ["get_order_details", "get_product_details"],
+    "telecom": ["get_customer_by_phone", "get_details_by_id", "get_data_usage"],
 }
 """The reads a production system would rate-limit first: searches and lookups that agents
 make many of."""
@@ -73,6 +81,12 @@ DRIFT = {
         {"op": "rename_tool", "tool": "return_delivered_order_items", "to": "return_items"},
         {"op": "rename_param", "tool": "cancel_pending_order", "param": "order_id", "to": "id"},
     ],
+    "telecom": [
+        {"op": "rename_tool", "tool": "get_details_by_id", "to": "get_record"},
+        {"op": "rename_param", "tool": "get_data_usage", "param": "line_id", "to": "line"},
+        {"op": "rename_tool", "tool": "refuel_data", "to": "add_data"},
+        {"op": "rename_param", "tool": "refuel_data", "param": "gb_amount", "to": "gigabytes"},
+    ],
 }
 """Each domain's drift variant `v2-api`: the next version of its API, renamed in places."""
 
@@ -97,6 +111,8 @@ class Imported:
     tasks: int
     tools: int
     version: str
+    user_tools: int = 0
+    """The user's own tools (a dual-control domain's phone)."""
     nl_assertions: int = 0
     """nl assertions of the imported tasks: rubric criteria with `rubric`, else left out."""
     rubric: bool = False
@@ -110,13 +126,14 @@ class Imported:
 TOOLS_HEADER = '''"""tau2's tools as toolproof tools, written by `toolproof import tau2`.
 
 Each tool calls tau2's own implementation over the trial's world, and keeps the records it
-changed (toolproof.importers.tau2.state)."""
+changed (toolproof.importers.tau2.state); a user tool (`invoke_user`) acts on the user's
+phone."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from toolproof.importers.tau2 import invoke
+from toolproof.importers.tau2 import asserted, invoke, invoke_user
 from toolproof.tools import tool
 from toolproof.world import World
 
@@ -126,10 +143,21 @@ def given(**arguments: Any) -> dict[str, Any]:
     return {k: v for k, v in arguments.items() if v is not None}
 '''
 
+ASSERTION = '''
+
+def env_assertion(
+    world: World, side: str, function: str, arguments: dict[str, Any], expected: bool
+) -> None:
+    """A task's check: tau2's env assertion over the trial's final world."""
+    asserted(world, "{domain}", side, function, arguments, expected)
+'''
+
 
 def task_id(domain: str, tau2_id: str) -> str:
-    """The toolproof id of a tau2 task (`airline-12`)."""
-    return f"{domain}-{tau2_id}"
+    """The toolproof id of a tau2 task (`airline-12`); telecom's ids, which name the faults
+    on the phone (`[mms_issue]airplane_mode_on|unseat_sim_card[PERSONA:None]`), keep their
+    words, every run of other marks becoming one `-` (`telecom-mms_issue-airplane_mode_on-...`)."""
+    return f"{domain}-" + re.sub(r"[^A-Za-z0-9_.:]+", "-", tau2_id).strip("-")
 
 
 def instructions(task: Any) -> str:
@@ -147,10 +175,56 @@ def replay(world: World, domain: str, task: Any) -> tuple[list[Any], list[Any]]:
     criteria = task.evaluation_criteria
     for action in (criteria.actions if criteria else None) or []:
         try:
-            done.append((action, invoke(fork, domain, action.name, action.arguments)))
+            done.append((action, call(fork, domain, action)))
         except ToolError:
             failed.append(action)
     return done, failed
+
+
+def call(world: World, domain: str, action: Any) -> Any:
+    """One of tau2's actions on the world, made by its requestor (the agent, or the user
+    with their own tools)."""
+    if getattr(action, "requestor", "assistant") == "user":
+        return invoke_user(world, domain, action.name, action.arguments)
+    return invoke(world, domain, action.name, action.arguments)
+
+
+def initialized(world: World, domain: str, task: Any) -> World:
+    """A fork of the domain's world after the task's initialization actions (a phone put in
+    airplane mode, a line suspended), each run as tau2 runs it."""
+    fork = world.fork()
+    state = task.initial_state
+    actions = (state.initialization_actions if state else None) or []
+    if state is not None and state.initialization_data is not None:
+        raise UsageError(f"tau2 {domain} task {task.id}: initialization data is not imported")
+    for action in actions:
+        try:
+            run_function(fork, domain, action.env_type, action.func_name, action.arguments)
+        except ToolError as error:
+            raise UsageError(
+                f"tau2 {domain} task {task.id}: initialization action {action.func_name} "
+                f"failed: {error}"
+            ) from None
+    return fork
+
+
+def merge_patch(before: Any, after: Any) -> dict[str, Any]:
+    """The JSON merge patch (RFC 7386) that turns `before` into `after`, two mappings. A
+    value that becomes null is deleted (a patch's null deletes), which tau2's models read
+    back as null."""
+    patch: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key)
+        if value == old and key in before:
+            continue
+        if isinstance(value, dict) and isinstance(old, dict):
+            patch[key] = merge_patch(old, value)
+        else:
+            patch[key] = value
+    for key in before:
+        if key not in after:
+            patch[key] = None
+    return patch
 
 
 def fact(
@@ -186,6 +260,7 @@ def task_data(
     rubric: bool = False,
     world: World | None = None,
     schemas: dict[str, dict[str, Any]] | None = None,
+    dual: bool = False,
 ) -> dict[str, Any]:
     """One tau2 task as a toolproof task, `done` its gold actions that succeed, with their
     results, and `refused` the gold writes the system refuses. Those change nothing, so they
@@ -193,9 +268,11 @@ def task_data(
     are allowed writes. A task whose gold writes nothing and asks nothing said is a refusal
     graded by code where the `world` and the tools' `schemas` allow (`refusals.py`); a task
     tau2 cannot grade otherwise says why (`ungradable`), and `validate` reports it
-    unsound."""
+    unsound. In a dual-control domain (`dual`) the gold actions the user makes are `by: user`,
+    and where tau2 checks the actions themselves (reward basis ACTION) the agent's are
+    required calls."""
     criteria = task.evaluation_criteria
-    if criteria and criteria.env_assertions:
+    if criteria and criteria.env_assertions and not dual:
         raise UsageError(f"tau2 {domain} task {task.id}: env assertions are not imported")
     info = (criteria.communicate_info if criteria else None) or []
     nl = nl_assertions(task)
@@ -203,10 +280,18 @@ def task_data(
     said = instructions(task)
     shown = shown_values([result for _, result in done])
     heard = tokens(f"{OPENING} {said}")
-    expect: dict[str, Any] = {
-        "actions": [{"tool": a.name, "args": _json(a.arguments)} for a in actions],
-        "reads": [],
-    }
+    expect: dict[str, Any] = {"actions": [_action(a) for a in actions], "reads": []}
+    basis = _basis(criteria) if criteria else set()
+    by_assertions = "ENV_ASSERTION" in basis and "DB" not in basis
+    if dual and criteria and criteria.env_assertions and by_assertions:
+        expect["final_state"] = "checks"
+        expect["check"] = [_assertion(a) for a in criteria.env_assertions]
+    if dual and criteria and "ACTION" in basis:
+        expect["calls"] = [
+            {"tool": a.name, "args": _json(_compared(a))}
+            for a in criteria.actions or []
+            if getattr(a, "requestor", "assistant") != "user"
+        ]
     if refused:
         expect["allow_writes"] = [{"tool": a.name, "args": _json(a.arguments)} for a in refused]
     if info:
@@ -224,28 +309,66 @@ def task_data(
         "user": {"opening": OPENING, "persona": persona, "instructions": said},
         "expect": expect,
     }
-    why = ungradable(task, done, kinds)
+    why = ungradable(task, done, kinds, dual)
     if why == WRITES_NOTHING and world is not None:
         data, why = as_refusal(data, world, domain, kinds, schemas or {}, nl)
     return {**data, "ungradable": why} if why else data
 
 
-def ungradable(task: Any, done: list[Any], kinds: dict[str, str]) -> str | None:
+def _action(action: Any) -> dict[str, Any]:
+    """A tau2 gold action as a toolproof one; the user's say so (`by: user`)."""
+    made: dict[str, Any] = {"tool": action.name, "args": _json(action.arguments)}
+    if getattr(action, "requestor", "assistant") == "user":
+        made["by"] = "user"
+    return made
+
+
+def _assertion(assertion: Any) -> dict[str, Any]:
+    """A tau2 env assertion as a task's check over the final world (`env_assertion` of the
+    suite's tools.py)."""
+    said = ", ".join(f"{k}={v!r}" for k, v in assertion.arguments.items())
+    return {
+        "name": f"{assertion.func_name}({said}) is {assertion.assert_value}",
+        "python": "tools.py:env_assertion",
+        "args": {
+            "side": assertion.env_type,
+            "function": assertion.func_name,
+            "arguments": _json(assertion.arguments),
+            "expected": assertion.assert_value,
+        },
+    }
+
+
+def _compared(action: Any) -> dict[str, Any]:
+    """The arguments of a gold action tau2 compares (its `compare_args`; all by default)."""
+    keys = action.compare_args
+    return {k: v for k, v in action.arguments.items() if keys is None or k in keys}
+
+
+def _basis(criteria: Any) -> set[str]:
+    """A task's reward basis, by name (DB, ENV_ASSERTION, ACTION, COMMUNICATE, NL_ASSERTION)."""
+    return {str(getattr(r, "value", r)) for r in criteria.reward_basis}
+
+
+def ungradable(task: Any, done: list[Any], kinds: dict[str, str], dual: bool = False) -> str | None:
     """Why tau2 passes the task whatever the agent does, or None: it has no evaluation
     criteria (tau2's evaluator then gives reward 1); its reward basis counts neither the
-    database nor the actions, so its gold writes (`done`: those that succeed) are never
-    checked; or none of them writes, so the database ends as it began, and nothing must be
-    said."""
+    database (nor, where the user acts, the env assertions over both sides) nor the actions,
+    so its gold writes (`done`: those that succeed) are never checked; or none of them
+    writes, so the database ends as it began, and nothing must be said. In a dual-control
+    domain a task whose actions tau2 checks (a transfer to a human) is graded by them."""
     criteria = task.evaluation_criteria
     if criteria is None:
         return "the tau2 task has no evaluation criteria: tau2's evaluator gives it reward 1"
     writes = [action.name for action, _ in done if kinds.get(action.name) == "write"]
-    basis = {str(getattr(r, "value", r)) for r in criteria.reward_basis}
-    if writes and not basis & {"DB", "ACTION"}:
+    basis = _basis(criteria)
+    if writes and not basis & {"DB", "ACTION", "ENV_ASSERTION"}:
         return (
             f"its reward basis ({', '.join(sorted(basis)) or 'empty'}) counts neither the "
             f"database nor the actions: tau2 never checks its gold writes ({', '.join(writes)})"
         )
+    if dual and "ACTION" in basis and criteria.actions:
+        return None
     if not writes and not ("COMMUNICATE" in basis and criteria.communicate_info):
         return WRITES_NOTHING
     return None
@@ -306,9 +429,14 @@ def import_tau2(
             raise UsageError(f"--tasks: no tau2 {domain} task {', '.join(unknown)}")
         tasks = [t for t in found.tasks if str(t.id) in ids]
     db = found.load_db().model_dump(mode="json")
+    dual = found.user_db_model is not None
+    if dual:
+        db.update(found.load_user_db().model_dump(mode="json"))
     world = World.from_data(db)
     kinds = tool_kinds(found)
     schemas = tool_schemas(found)
+    user_kinds = tool_kinds(found, user=True)
+    user_schemas = tool_schemas(found, user=True)
     with staged_folder(out, "--out") as folder:
         (folder / "tasks").mkdir()
         (folder / "data").mkdir()
@@ -327,8 +455,20 @@ def import_tau2(
             )
             for n in schemas
         ]
+        sources += [
+            tool_function(
+                domain,
+                n,
+                user_schemas[n].get("parameters", {}),
+                user_kinds[n] == "write",
+                f"tau2's {domain} user tool {n}: the user acts on their phone.",
+                call="invoke_user",
+            )
+            for n in user_schemas
+        ]
+        checks = ASSERTION.format(domain=domain) if dual else ""
         (folder / "tools.py").write_text(
-            TOOLS_HEADER + "\n\n" + "\n\n".join(sources), encoding="utf-8"
+            TOOLS_HEADER + checks + "\n\n" + "\n\n".join(sources), encoding="utf-8"
         )
         tools = {
             name: {
@@ -349,22 +489,36 @@ def import_tau2(
             "world": {"data": ["data"]},
             "backends": {"tau2": {"type": "python", "module": "tools.py"}},
             "tools": tools,
+            **({"user": {"tools": _user_tools(user_schemas)}} if user_schemas else {}),
             "tasks": ["tasks/*.yaml"],
             **conditions(domain, [n for n in schemas if kinds[n] == "write"]),
             "defaults": {"trials": 1, "k": [1], "max_steps": 60},
         }
         _dump(folder / "suite.yaml", suite)
-        written = Imported(out, len(tasks), len(tools), VERSION, rubric=rubric)
+        written = Imported(out, len(tasks), len(tools), VERSION, len(user_schemas), rubric=rubric)
+        every = {**kinds, **user_kinds}
         for task in tasks:
-            done, failed = replay(world, domain, task)
-            refused = [a for a in failed if kinds[a.name] == "write"]
-            data = task_data(domain, task, done, refused, kinds, rubric, world, schemas)
+            start = initialized(world, domain, task) if dual else world
+            done, failed = replay(start, domain, task)
+            refused = [a for a in failed if kinds.get(a.name) == "write"]
+            data = task_data(domain, task, done, refused, every, rubric, start, schemas, dual)
+            if dual:
+                patch = merge_patch(db, {k: thaw(start[k]) for k in db})
+                data = {**data, "initial_state": patch} if patch else data
             _dump(folder / "tasks" / f"{data['id']}.yaml", [data])
             written.failing.extend(f"{data['id']} {a.name}({_call_args(a)})" for a in failed)
             if "ungradable" in data:
                 written.ungradable.append(data["id"])
         written.nl_assertions = sum(len(nl_assertions(t)) for t in tasks)
     return written
+
+
+def _user_tools(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The user's tools as `user: tools:` lists them, each as tau2 shows it to the user."""
+    return {
+        name: {"description": s.get("description", ""), "parameters": s["parameters"]}
+        for name, s in schemas.items()
+    }
 
 
 class _Dumper(yaml.SafeDumper):
