@@ -149,3 +149,22 @@ def test_junit_skips_an_ungradable_task_with_why(null_run: dict[str, Any], tmp_p
     invoke(*gate, "--min", "pass@1=0", "--include-ungradable")
     case = ET.parse(out).getroot().find(".//testcase[@name='hollow']")
     assert case is not None and case.find("skipped") is None
+
+
+def test_monitors_baseline_leaves_out_the_trials_of_ungradable_tasks(
+    null_run: dict[str, Any],
+) -> None:
+    from toolproof.ci.monitor import baseline_measures, monitor, ungradable_tasks
+    from toolproof.report.monitor import monitor_markdown
+
+    store = Store(str(null_run["db"]))
+    run_id = store.runs(10)[0]["id"]
+    assert ungradable_tasks(store, run_id) == {"hollow": WHY}
+    left = baseline_measures(store, run_id, None)
+    every = baseline_measures(store, run_id, None, include_ungradable=True)
+    assert (len(left), len(every)) == (4, 6)
+    report = monitor(
+        every, left, baseline_run=run_id, max_regression=0.05, alpha=0.05, left_out=["hollow"]
+    )
+    assert report.as_json()["left_out_ungradable"] == ["hollow"]
+    assert "Left out of the baseline: 1 ungradable tasks" in monitor_markdown(report)

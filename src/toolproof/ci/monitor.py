@@ -4,7 +4,7 @@ by dimension, with the same measures of a stored baseline run's trials."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,11 +138,18 @@ def baseline_suite(store: Store, run_id: str) -> Path | None:
     return Path(stored) if stored and Path(stored).exists() else None
 
 
-def baseline_measures(store: Store, run_id: str, policy: Policy | None) -> list[Measures]:
+def baseline_measures(
+    store: Store, run_id: str, policy: Policy | None, include_ungradable: bool = False
+) -> list[Measures]:
     """Every trial of the baseline run (one conversation each), measured the same way; an
-    agent with no model calls (a baseline agent) has no tokens to compare."""
+    agent with no model calls (a baseline agent) has no tokens to compare. The trials of
+    tasks marked ungradable are left out unless `include_ungradable`, as every metric
+    leaves them out."""
+    skipped = set() if include_ungradable else set(ungradable_tasks(store, run_id))
     out = []
     for _, result in store.results(run_id):
+        if result.task_id in skipped:
+            continue
         transcript = result.transcript
         out.append(
             measures(
@@ -155,6 +162,15 @@ def baseline_measures(store: Store, run_id: str, policy: Policy | None) -> list[
     return out
 
 
+def ungradable_tasks(store: Store, run_id: str) -> dict[str, str]:
+    """The run's tasks marked ungradable, with why."""
+    return {
+        row["task_id"]: row["ungradable"]
+        for row in store.run_tasks(run_id)
+        if row.get("ungradable")
+    }
+
+
 @dataclass
 class MonitorReport:
     """Every dimension's comparison, and what was compared."""
@@ -165,6 +181,8 @@ class MonitorReport:
     max_regression: float
     alpha: float
     comparisons: list[Comparison]
+    left_out: list[str] = field(default_factory=list)
+    """Tasks whose trials the baseline leaves out: marked ungradable."""
 
     @property
     def regressed(self) -> list[Comparison]:
@@ -177,6 +195,7 @@ class MonitorReport:
             "baseline_trials": self.baseline_trials,
             "max_regression": self.max_regression,
             "alpha": self.alpha,
+            "left_out_ungradable": self.left_out,
             "test": "one-sided permutation test, conversation as the unit",
             "regressed": [c.dimension for c in self.regressed],
             "dimensions": [
@@ -204,6 +223,7 @@ def monitor(
     baseline_run: str,
     max_regression: float,
     alpha: float,
+    left_out: Sequence[str] = (),
 ) -> MonitorReport:
     """Compare production with the baseline on every dimension."""
     comparisons = [
@@ -217,5 +237,11 @@ def monitor(
         for dimension in DIMENSIONS
     ]
     return MonitorReport(
-        baseline_run, len(current), len(baseline), max_regression, alpha, comparisons
+        baseline_run,
+        len(current),
+        len(baseline),
+        max_regression,
+        alpha,
+        comparisons,
+        sorted(left_out),
     )

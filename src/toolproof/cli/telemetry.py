@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolproof.cli.options import StoreOpt
+from toolproof.cli.options import IncludeUngradableOpt, StoreOpt
 from toolproof.cli.output import console, errors, writable
 from toolproof.errors import UsageError
 from toolproof.format import inert
@@ -109,10 +109,17 @@ def monitor(
     markdown_path: Annotated[
         Path | None, typer.Option("--markdown", help="Write the comparison as Markdown here.")
     ] = None,
+    include_ungradable: IncludeUngradableOpt = False,
 ) -> None:
     """Score production traces with the graders that need no gold (policy, loops, recovery,
     economics) and compare each with the baseline run; exit 1 on a significant regression."""
-    from toolproof.ci.monitor import Policy, baseline_measures, baseline_suite, production_measures
+    from toolproof.ci.monitor import (
+        Policy,
+        baseline_measures,
+        baseline_suite,
+        production_measures,
+        ungradable_tasks,
+    )
     from toolproof.ci.monitor import monitor as compare
     from toolproof.report.json import write_json, write_text
     from toolproof.report.monitor import monitor_markdown
@@ -128,10 +135,11 @@ def monitor(
     current = production_measures(traces, policy)
     report = compare(
         current,
-        baseline_measures(journal, run_id, policy),
+        baseline_measures(journal, run_id, policy, include_ungradable),
         baseline_run=run_id,
         max_regression=max_regression,
         alpha=alpha,
+        left_out=[] if include_ungradable else list(ungradable_tasks(journal, run_id)),
     )
     text = monitor_markdown(report)
     print(inert(text), end="")

@@ -26,6 +26,16 @@ def monitor_markdown(report: MonitorReport) -> str:
         f"worse by more than "
         f"{report.max_regression:g} (points for rates, a share of the baseline for amounts) "
         f"at p < {report.alpha:g} (one-sided permutation test, conversation as the unit).",
+        *(
+            [
+                "",
+                f"Left out of the baseline: {len(report.left_out)} ungradable tasks (nothing "
+                f"they check can fail; --include-ungradable counts them): "
+                f"{', '.join(report.left_out)}.",
+            ]
+            if report.left_out
+            else []
+        ),
         "",
         "| dimension | baseline | production | p | status |",
         "|---|---|---|---|---|",
