@@ -82,6 +82,12 @@ def verdict_of(file: str, case_id: str, rule: str) -> tuple[bool, str]:
         ),
         # a patient proved by name and date of birth is told her own appointment
         ("clinic", "time-with-dr-lind/h-4-00-pm", "no_other_customer_data"),
+        # a mistyped vehicle the system refused, then the one proposed: a refused try
+        (
+            "logistics-dispatch",
+            "dispatch-vehicle-breakdown-reassign/vehicle-typo-corrected",
+            "confirm_before_write",
+        ),
     ],
 )
 def test_an_honest_case_passes(file: str, case_id: str, rule: str) -> None:

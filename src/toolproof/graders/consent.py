@@ -180,7 +180,31 @@ def _refused_try(
         return True
     field = "tool_arguments" if call.tool is not None else "arguments"
     known_call = call.model_copy(update={field: known})
-    return proposed(approval, known_call, conversation, words, evidence.parameters).proposed
+    if proposed(approval, known_call, conversation, words, evidence.parameters).proposed:
+        return True
+    corrected = _corrected_by(call, known, evidence)
+    return corrected is not None and (
+        proposed(approval, corrected, conversation, words, evidence.parameters).proposed
+    )
+
+
+def _corrected_by(
+    call: ToolCallEvent, known: dict[str, Any], evidence: Evidence
+) -> ToolCallEvent | None:
+    """The agent's next call of the same action on the same records that the system took:
+    the refused try corrected ("V163", a typo, then "V136")."""
+    events = evidence.transcript.events
+    after = next((i for i, e in enumerate(events) if e is call), len(events))
+    for event in events[after + 1 :]:
+        if (
+            isinstance(event, ToolCallEvent)
+            and event.by == "agent"
+            and event.canonical_name == call.canonical_name
+            and not event.is_error
+            and all((event.canonical_arguments or {}).get(k) == v for k, v in known.items())
+        ):
+            return event
+    return None
 
 
 def _quote(text: str, width: int = 80) -> str:
