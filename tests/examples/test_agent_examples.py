@@ -4,7 +4,13 @@ with the scripted model through the model bridge: no key, no network."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import re
+import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +24,7 @@ from toolproof.transcript import ModelCallEvent
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples" / "agents"
 SCRIPT = EXAMPLES / "retail.script.yaml"
+AGENTS_PAGE = ROOT / "docs" / "agents.md"
 SCRIPTED = ["status-latest-order-by-email", "payment-amount-and-card", "tracking-number-by-phone"]
 UNSCRIPTED = "refund-status-cancelled-order"
 
@@ -88,3 +95,59 @@ def test_an_sdk_agent_on_the_scripted_model_recovers_from_the_faults_and_counts_
         float(sum(c.usage.output_tokens for c in calls)),
     )
     assert tokens[0] > 60_000
+
+
+def framework_sections() -> dict[str, tuple[str, str, str]]:
+    """docs/agents.md's "Framework by framework": each section's example file, with the
+    section's Python block and its shell command."""
+    text = AGENTS_PAGE.read_text(encoding="utf-8")
+    part = text.split("\n## Framework by framework\n", 1)[1].split("\n## ", 1)[0]
+    found = {}
+    for section in part.split("\n### ")[1:]:
+        title = section.splitlines()[0]
+        [name] = set(re.findall(r"\(\.\./examples/agents/(\w+\.py)\)", section))
+        [code] = re.findall(r"```python\n(.*?)\n```", section, re.DOTALL)
+        [command] = re.findall(r"```sh\n(.*?)\n```", section, re.DOTALL)
+        found[name] = (title, code, command)
+    return found
+
+
+def body(name: str) -> str:
+    """An example file after its docstring and `from __future__` line: the whole agent."""
+    text = (EXAMPLES / name).read_text(encoding="utf-8")
+    return text.split("from __future__ import annotations\n\n", 1)[1].rstrip("\n")
+
+
+def test_each_framework_section_shows_its_example_file_as_it_is() -> None:
+    sections = framework_sections()
+    assert set(sections) == {"openai_agent.py", "anthropic_agent.py", *FRAMEWORKS}
+    for name, (title, code, command) in sections.items():
+        assert code == body(name), f"docs/agents.md, {title}: the code differs from {name}"
+        assert f"--agent python:examples/agents/{name}:agent" in command, title
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("agent", ["openai_agent.py", "anthropic_agent.py", *FRAMEWORKS])
+def test_each_framework_sections_command_runs_and_every_scripted_trial_passes(
+    tmp_path: Path, agent: str
+) -> None:
+    if agent in FRAMEWORKS:
+        pytest.importorskip(FRAMEWORKS[agent])
+    _, _, command = framework_sections()[agent]
+    program, *args = shlex.split(command.replace("\\\n", " "))
+    assert program == "toolproof"
+    summary = tmp_path / "summary.json"
+    extra = ["--store", str(tmp_path / "runs.db"), "--json", str(summary)]
+    done = subprocess.run(
+        [sys.executable, "-m", "toolproof", *args, *extra],
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    [model] = json.loads(summary.read_text(encoding="utf-8"))["models"]
+    assert model["counts"] == {"passed": 6, "failed": 0, "infra_error": 0, "total": 6}
+    # 6 + 4 + 5 scripted turns per trial of the three tasks, twice
+    assert model["metrics"]["tokens_input"] == 2 * (14_200 + 8_710 + 11_260)
