@@ -23,6 +23,9 @@ class TrialContext:
     max_steps: int
     declined: tuple[str, ...] = ()
     """The writes the task's answer declines, as the graders derive them (for baselines)."""
+    turn_timeout_s: float = 300.0
+    """Seconds one turn of the agent may take (--agent-timeout, the suite's
+    defaults.agent_timeout_s)."""
 
 
 class Agent(ABC):

@@ -14,6 +14,7 @@ from rich.table import Table
 from toolproof.ci.gate import flag_spec, with_threshold_ks
 from toolproof.cli.options import (
     AgentOpt,
+    AgentTimeoutOpt,
     BaseUrlOpt,
     CheckpointsOpt,
     ConcurrencyOpt,
@@ -214,6 +215,7 @@ def run(
     seed: SeedOpt = None,
     tasks: TasksOpt = None,
     max_steps: MaxStepsOpt = None,
+    agent_timeout: AgentTimeoutOpt = None,
     store: StoreOpt = None,
     json_path: JsonOpt = None,
     fail_under: FailUnderOpt = None,
@@ -267,6 +269,7 @@ def run(
         seed=seed,
         tasks=tasks,
         max_steps=max_steps,
+        agent_timeout=agent_timeout,
         infra_errors=parse_infra(infra_errors),
         executor=executor,
         ray_address=ray_address,

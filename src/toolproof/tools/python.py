@@ -47,10 +47,13 @@ from toolproof.tools.base import Tool, ToolContext, ToolError, ToolResult, ToolS
 from toolproof.tools.guard import (
     Overran,
     ProcessExit,
+    Refused,
+    TurnOverran,
     call_with_deadline,
     can_interrupt,
     exits_refused,
     in_thread,
+    pressed,
     raised_inside,
 )
 from toolproof.world import thaw
@@ -283,23 +286,27 @@ class PythonTool(Tool):
             )
 
     def _crash(self, exc: BaseException) -> ToolCrashed | None:
-        """The crash a call that ended this way is: it ran past its timeout, or tried to end
-        the process (sys.exit, os._exit, a KeyboardInterrupt of its own). None for what must
-        go on up: Ctrl-C, a cancelled trial."""
+        """The crash a call that ended this way is: it ran past its timeout, tried to end,
+        signal or interrupt the process (sys.exit, os._exit, a KeyboardInterrupt of its own),
+        or raised any other BaseException (GeneratorExit, a CancelledError of its own, a
+        class of its own). None for what must go on up: Ctrl-C, a cancelled trial, an agent's
+        turn past its deadline."""
+        if isinstance(exc, TurnOverran) or pressed(exc):
+            return None
         if isinstance(exc, Overran):
             return ToolCrashed(
                 f"{self.name} did not return within {self.timeout_s:g} s (its timeout_s)"
             )
+        where = raised_at(exc, self.func) if exc.__traceback__ is not None else "?"
         if isinstance(exc, SystemExit | ProcessExit):
             how = "sys.exit" if isinstance(exc, SystemExit) else "os._exit"
-            return ToolCrashed(
-                f"{self.name} called {how}({exc.code!r}) (at {raised_at(exc, self.func)})"
-            )
-        if isinstance(exc, KeyboardInterrupt) and raised_inside(exc, self.folder):
-            return ToolCrashed(
-                f"{self.name} raised KeyboardInterrupt (at {raised_at(exc, self.func)})"
-            )
-        return None
+            return ToolCrashed(f"{self.name} called {how}({exc.code!r}) (at {where})")
+        if isinstance(exc, Refused):
+            return ToolCrashed(f"{self.name} called {exc.what}, refused (at {where})")
+        if isinstance(exc, KeyboardInterrupt) and not raised_inside(exc, self.folder):
+            return None
+        text = " ".join(f"{type(exc).__name__}: {exc}".split()).rstrip(":")
+        return ToolCrashed(f"{self.name} raised {text} (at {where})")
 
     async def _elsewhere(self, kwargs: dict[str, Any]) -> Any:
         """A call that cannot be interrupted by a timer signal, within its timeout: a
