@@ -52,8 +52,8 @@ from toolproof.errors import AgentFailure, InfraError, UsageError
 from toolproof.gateway import Gateway
 from toolproof.models.base import ToolCall, Usage
 from toolproof.redact import redacted
-from toolproof.tools.base import ToolResult, ToolSchema
 from toolproof.tools import guard
+from toolproof.tools.base import ToolResult, ToolSchema
 from toolproof.tools.guard import (
     ProcessExit,
     Refused,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictInt, field_validator
 
 from toolproof.spec.backends import Backend, Hooks, ServiceSpec
 from toolproof.spec.base import Strict
@@ -63,7 +63,7 @@ class Defaults(Strict):
     """Run settings a command line may override."""
 
     trials: int = Field(5, ge=1, le=MAX_TRIALS)
-    k: list[int] = Field(default_factory=lambda: [1, 5])
+    k: list[StrictInt] = Field(default_factory=lambda: [1, 5])
     seed: int = Field(0, ge=0, le=MAX_SEED)
     max_steps: int = Field(30, ge=1, le=MAX_STEPS, description="Model calls allowed per trial.")
     concurrency: int = Field(8, ge=1, le=MAX_CONCURRENCY)

@@ -101,7 +101,9 @@ def _in_harness() -> bool:
 def _refused_exit(status: int) -> NoReturn:
     if not _in_harness():  # a child forked by the suite's code ends as usual
         _real_exit(status)
-    raise ProcessExit(status)
+    if _refusing or threading.current_thread() is not threading.main_thread():
+        raise ProcessExit(status)
+    _real_exit(status)  # the harness's own, once no suite code runs
 
 
 def _name(signum: int) -> str:
@@ -144,7 +146,7 @@ def _refused_pthread_kill(thread_id: int, signum: int) -> None:
 def _refused_interrupt_main(signum: int = signal.SIGINT) -> None:
     if _in_harness():
         raise Refused("_thread.interrupt_main()")
-    _real_interrupt_main(signum)
+    _real_interrupt_main(signal.Signals(signum))
 
 
 def _refused_signal(signum: int, handler: Any) -> Any:
@@ -180,11 +182,18 @@ _PATCHES: tuple[tuple[Any, str, Any, Any], ...] = (
 )
 
 
+_threads_before: set[threading.Thread] = set()
+"""The threads there were when suite code began to run."""
+_lingering: list[threading.Thread] = []
+"""Threads the suite's code started that still ran when it last stopped running."""
+
+
 def _refuse_exits() -> None:
-    global _refusing, _pid
+    global _refusing, _pid, _threads_before
     with _refusing_lock:
         if _refusing == 0:
             _pid = os.getpid()
+            _threads_before = set(threading.enumerate())
             for module, name, refused, _ in _PATCHES:
                 setattr(module, name, refused)
         _refusing += 1
@@ -197,7 +206,11 @@ def _allow_exits() -> None:
     with _refusing_lock:
         _refusing -= 1
         if _refusing == 0:
+            left = [t for t in threading.enumerate() if t not in _threads_before | {*_watchdog}]
+            _lingering[:] = left
             for module, name, _, real in _PATCHES:
+                if left and real in (_real_exit, _real_posix_exit):
+                    continue  # a thread of the suite's code still runs: exits stay refused to it
                 setattr(module, name, real)
 
 
@@ -242,8 +255,9 @@ def suite_code_guarded() -> Iterator[None]:
         _install_alarm()
         yield
     finally:
-        threading.excepthook = hook
         _allow_exits()
+        if not _lingering:  # else their end is still told in one line
+            threading.excepthook = hook
 
 
 # ---------------------------------------------------------------- a deadline on the main thread
@@ -368,25 +382,38 @@ interrupts it (a turn that awaits is ended by asyncio at the deadline itself).""
 WATCH_S = 0.25
 """How often the watchdog looks for overdue turns."""
 
-_turns: dict[object, tuple[float, asyncio.Task[Any], int]] = {}
-"""The turns in flight: token -> (when the watchdog steps in, the turn's task, its thread)."""
+_turns: dict[object, tuple[float, asyncio.Task[Any], int, asyncio.AbstractEventLoop]] = {}
+"""The turns in flight: token -> (when the watchdog steps in, the turn's task, its thread,
+its loop)."""
 _overdue: set[asyncio.Task[Any]] = set()
+_recancelled: dict[asyncio.Task[Any], int] = {}
+"""Cancellations the watchdog added to a turn that swallowed its deadline's own."""
 _watchdog: list[threading.Thread] = []
 
 
 def _watch() -> None:
-    """Forever, on a daemon thread: interrupt the thread of every turn past its deadline
-    and grace (again each round, until the turn ends)."""
+    """Forever, on a daemon thread: every turn past its deadline and grace is cancelled
+    again (it swallowed the cancellation) and, when it blocks the main thread's loop,
+    interrupted there; again each round, until the turn ends."""
     main = threading.main_thread().ident
     while True:
         time.sleep(WATCH_S)
         now = time.monotonic()
-        for cutoff, task, thread in list(_turns.values()):
+        for token, (cutoff, task, thread, loop) in list(_turns.items()):
             if now >= cutoff:
                 _overdue.add(task)
+                with suppress(RuntimeError):  # the loop has closed
+                    loop.call_soon_threadsafe(_cancel_again, token, task)
                 if thread == main:
                     with suppress(OSError, ValueError):
                         _real_pthread_kill(thread, signal.SIGALRM)
+
+
+def _cancel_again(token: object, task: asyncio.Task[Any]) -> None:
+    """On the turn's loop: cancel it once more, if it is still the same turn."""
+    if token in _turns and not task.done():
+        _recancelled[task] = _recancelled.get(task, 0) + 1
+        task.cancel()
 
 
 def _watching() -> None:
@@ -406,7 +433,8 @@ async def within_turn(turn: Awaitable[T], seconds: float) -> T:
         if not _watchdog:
             _watching()
             _install_alarm()
-        _turns[token] = (time.monotonic() + seconds + GRACE_S, task, threading.get_ident())
+        cutoff = time.monotonic() + seconds + GRACE_S
+        _turns[token] = (cutoff, task, threading.get_ident(), task.get_loop())
     limit = asyncio.timeout(seconds)
     try:
         async with limit:
@@ -415,12 +443,20 @@ async def within_turn(turn: Awaitable[T], seconds: float) -> T:
         if limit.expired():
             raise TurnOverran from None
         raise
+    except asyncio.CancelledError:
+        extra = _recancelled.pop(task, 0) if task is not None else 0
+        if not extra:
+            raise
+        for _ in range(extra):
+            task.uncancel()  # type: ignore[union-attr]
+        raise TurnOverran from None
     finally:
         if not _in_harness():
             _real_exit(0)
         if task is not None:
             del _turns[token]
             _overdue.discard(task)
+            _recancelled.pop(task, None)
 
 
 def pressed(exc: BaseException) -> bool:

@@ -56,7 +56,11 @@ from toolproof.tools.guard import (
     pressed,
     raised_inside,
 )
+from toolproof.tools.isolated import call_isolated
 from toolproof.world import thaw
+
+Isolation = Literal["in_process", "process"]
+"""Where a Python tool's calls run: in the harness's process, or a worker process each."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 INJECTED = ("world", "context")
@@ -169,6 +173,7 @@ class PythonTool(Tool):
         timeout_s: float | None = None,
     ) -> None:
         self.func = func
+        self.isolation: Isolation = "in_process"
         self.write = write
         self.is_async = inspect.iscoroutinefunction(func)
         self.own_timeout_s = timeout_s
@@ -209,13 +214,14 @@ class PythonTool(Tool):
             parameters=parameters,
         )
 
-    def bounded(self, timeout_s: float) -> PythonTool:
-        """This tool with its backend's timeout, unless it sets its own (a copy: two
-        backends of one module may differ)."""
-        if self.own_timeout_s is not None or timeout_s == self.timeout_s:
+    def bounded(self, timeout_s: float, isolation: Isolation = "in_process") -> PythonTool:
+        """This tool with its backend's timeout, unless it sets its own, and its backend's
+        isolation (a copy: two backends of one module may differ)."""
+        timeout = self.timeout_s if self.own_timeout_s is not None else timeout_s
+        if timeout == self.timeout_s and isolation == self.isolation:
             return self
         bound = copy.copy(self)
-        bound.timeout_s = timeout_s
+        bound.timeout_s, bound.isolation = timeout, isolation
         return bound
 
     def _integral(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -261,6 +267,15 @@ class PythonTool(Tool):
             kwargs["world"] = context.world
         if "context" in self.injected:
             kwargs["context"] = context
+        if self.isolation == "process":
+            return await call_isolated(
+                self.name,
+                lambda given: self.func(**given),
+                kwargs,
+                context,
+                is_async=self.is_async,
+                timeout_s=self.timeout_s,
+            )
         try:
             if self.is_async or not can_interrupt():
                 value = await self._elsewhere(kwargs)
