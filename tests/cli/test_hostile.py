@@ -656,7 +656,19 @@ def test_every_hostile_case_is_one_stored_trial(hostile_run: dict[str, Any]) -> 
     assert f"{len(cases)} trials" in hostile_run["done"].stdout or hostile_run["trials"]
 
 
-HOSTILE_NUMBERS = [".nan", ".inf", "-.inf", "-1", "1e400", "true", "ten", "[1]", "{a: 1}", "''"]
+HOSTILE_NUMBERS = [
+    ".nan",
+    ".inf",
+    "-.inf",
+    "-1",
+    "1e400",
+    "true",
+    "ten",
+    "[1]",
+    "{a: 1}",
+    "''",
+    str(2**64),
+]
 SUITE_NUMBERS = {
     "defaults.trials": ("defaults: {trials: 3,", "defaults: {{trials: {v},"),
     "defaults.seed": ("defaults: {trials: 3,", "defaults: {{seed: {v}, trials: 3,"),

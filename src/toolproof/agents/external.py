@@ -185,8 +185,7 @@ class PythonAgent(Agent):
         self.conversation.messages = list(self.history)
         handle = ToolHandle(tools, self.history, self.ids)
         try:
-            with exits_refused():
-                answer = await within_turn(self.function(self.conversation, handle), self.timeout_s)
+            answer = await within_turn(self.function(self.conversation, handle), self.timeout_s)
         except (AgentFailure, InfraError):
             raise
         except BaseException as exc:

@@ -378,41 +378,42 @@ async def in_thread(func: Callable[..., Any], kwargs: dict[str, Any], seconds: f
 
 GRACE_S = 1.0
 """How long past its deadline a turn may keep the event loop blocked before the watchdog
-interrupts it (a turn that awaits is ended by asyncio at the deadline itself)."""
-WATCH_S = 0.25
-"""How often the watchdog looks for overdue turns."""
+interrupts it with a signal (a turn that awaits is cancelled at the deadline itself)."""
+WATCH_S = 0.1
+"""How often the watchdog looks for overdue turns: a turn ends at most this late."""
 
 _turns: dict[object, tuple[float, asyncio.Task[Any], int, asyncio.AbstractEventLoop]] = {}
-"""The turns in flight: token -> (when the watchdog steps in, the turn's task, its thread,
-its loop)."""
+"""The turns in flight: token -> (their deadline, the turn's task, its thread, its loop)."""
 _overdue: set[asyncio.Task[Any]] = set()
-_recancelled: dict[asyncio.Task[Any], int] = {}
-"""Cancellations the watchdog added to a turn that swallowed its deadline's own."""
+_cancelled: dict[asyncio.Task[Any], int] = {}
+"""Cancellations the watchdog made of each overdue turn's task."""
 _watchdog: list[threading.Thread] = []
 
 
 def _watch() -> None:
-    """Forever, on a daemon thread: every turn past its deadline and grace is cancelled
-    again (it swallowed the cancellation) and, when it blocks the main thread's loop,
-    interrupted there; again each round, until the turn ends."""
+    """Forever, on a daemon thread: every turn past its deadline is cancelled (again each
+    round, should it swallow the cancellation) and, past its grace too, interrupted by
+    SIGALRM on the main thread when it blocks the loop there. Kept off the turn's own path,
+    so that a turn costs a dict entry, not a timer."""
     main = threading.main_thread().ident
     while True:
         time.sleep(WATCH_S)
         now = time.monotonic()
-        for token, (cutoff, task, thread, loop) in list(_turns.items()):
-            if now >= cutoff:
+        for token, (deadline, task, thread, loop) in list(_turns.items()):
+            if now < deadline:
+                continue
+            with suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(_cancel, token, task)
+            if now >= deadline + GRACE_S and thread == main:
                 _overdue.add(task)
-                with suppress(RuntimeError):  # the loop has closed
-                    loop.call_soon_threadsafe(_cancel_again, token, task)
-                if thread == main:
-                    with suppress(OSError, ValueError):
-                        _real_pthread_kill(thread, signal.SIGALRM)
+                with suppress(OSError, ValueError):
+                    _real_pthread_kill(thread, signal.SIGALRM)
 
 
-def _cancel_again(token: object, task: asyncio.Task[Any]) -> None:
-    """On the turn's loop: cancel it once more, if it is still the same turn."""
+def _cancel(token: object, task: asyncio.Task[Any]) -> None:
+    """On the turn's loop: cancel it, if it is still the same turn."""
     if token in _turns and not task.done():
-        _recancelled[task] = _recancelled.get(task, 0) + 1
+        _cancelled[task] = _cancelled.get(task, 0) + 1
         task.cancel()
 
 
@@ -421,42 +422,36 @@ def _watching() -> None:
         watchdog = threading.Thread(target=_watch, name="toolproof-turns", daemon=True)
         _watchdog.append(watchdog)
         watchdog.start()
+        _install_alarm()
 
 
 async def within_turn(turn: Awaitable[T], seconds: float) -> T:
-    """Await an agent's turn for at most `seconds`: one that awaits past them is cancelled,
-    one that blocks the loop is interrupted (TurnOverran; both end as `TurnOverran`). A child
-    the turn's code forked ends when it returns here."""
+    """Await an agent's turn for at most `seconds` (give or take WATCH_S), with the
+    process's exit, signal and timer functions refused: one that awaits past them is
+    cancelled, one that blocks the loop is interrupted; either ends as `TurnOverran`. A
+    child the turn's code forked ends when it returns here."""
     task = asyncio.current_task()
-    token = object()
-    if task is not None:
-        if not _watchdog:
-            _watching()
-            _install_alarm()
-        cutoff = time.monotonic() + seconds + GRACE_S
-        _turns[token] = (cutoff, task, threading.get_ident(), task.get_loop())
-    limit = asyncio.timeout(seconds)
-    try:
-        async with limit:
+    if task is None:  # no task to cancel: asyncio's own timeout, which needs none
+        async with asyncio.timeout(seconds):
             return await turn
-    except TimeoutError:
-        if limit.expired():
-            raise TurnOverran from None
-        raise
+    if not _watchdog:
+        _watching()
+    token = object()
+    _turns[token] = (time.monotonic() + seconds, task, threading.get_ident(), task.get_loop())
+    _refuse_exits()
+    try:
+        return await turn
     except asyncio.CancelledError:
-        extra = _recancelled.pop(task, 0) if task is not None else 0
-        if not extra:
+        if task not in _cancelled:
             raise
-        for _ in range(extra):
-            task.uncancel()  # type: ignore[union-attr]
         raise TurnOverran from None
     finally:
-        if not _in_harness():
-            _real_exit(0)
-        if task is not None:
-            del _turns[token]
+        _allow_exits()  # in a child the turn forked: ends it
+        del _turns[token]
+        if _overdue:
             _overdue.discard(task)
-            _recancelled.pop(task, None)
+        for _ in range(_cancelled.pop(task, 0) if _cancelled else 0):
+            task.uncancel()
 
 
 def pressed(exc: BaseException) -> bool:
