@@ -182,10 +182,10 @@ _PATCHES: tuple[tuple[Any, str, Any, Any], ...] = (
 )
 
 
-_threads_before: set[threading.Thread] = set()
-"""The threads there were when suite code began to run."""
-_lingering: list[threading.Thread] = []
-"""Threads the suite's code started that still ran when it last stopped running."""
+_threads_before = 0
+"""How many threads there were when suite code began to run (the watchdog not counted)."""
+_lingering = False
+"""Whether threads the suite's code started still ran when it last stopped running."""
 
 
 def _refuse_exits() -> None:
@@ -193,23 +193,22 @@ def _refuse_exits() -> None:
     with _refusing_lock:
         if _refusing == 0:
             _pid = os.getpid()
-            _threads_before = set(threading.enumerate())
+            _threads_before = threading.active_count() - len(_watchdog)
             for module, name, refused, _ in _PATCHES:
                 setattr(module, name, refused)
         _refusing += 1
 
 
 def _allow_exits() -> None:
-    global _refusing
+    global _refusing, _lingering
     if not _in_harness():  # a child the suite's code forked, back in the harness: it ends
         _real_exit(0)
     with _refusing_lock:
         _refusing -= 1
         if _refusing == 0:
-            left = [t for t in threading.enumerate() if t not in _threads_before | {*_watchdog}]
-            _lingering[:] = left
+            _lingering = threading.active_count() - len(_watchdog) > _threads_before
             for module, name, _, real in _PATCHES:
-                if left and real in (_real_exit, _real_posix_exit):
+                if _lingering and real in (_real_exit, _real_posix_exit):
                     continue  # a thread of the suite's code still runs: exits stay refused to it
                 setattr(module, name, real)
 
