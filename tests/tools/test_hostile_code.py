@@ -183,3 +183,23 @@ def test_a_thread_that_calls_os_exit_after_its_tool_returned_is_told_in_one_line
         "warning: thread late of the suite's code ended: os._exit(5) refused\n"
     )
     assert os._exit is REAL[0]
+
+
+@tool(timeout_s=2)
+async def writes_later(world: World) -> dict[str, Any]:
+    """Writes to the world after an await.
+
+    Args:
+        world: The trial's world.
+    """
+    await asyncio.sleep(0.01)
+    world["orders"]["B"] = {"status": "new", "n": 2**70}
+    return {"n": 2**70}
+
+
+def test_a_process_isolated_async_tool_runs_on_a_loop_of_its_own() -> None:
+    isolated = writes_later.__toolproof_tool__.bounded(2, "process")  # type: ignore[attr-defined]
+    world = World(freeze({"orders": {"A": {"status": "new"}}}))
+    result = asyncio.run(isolated.call({}, ToolContext(world=world, seed=1)))
+    assert result == ToolResult({"n": "1180591620717411303424"})
+    assert world["orders"]["B"] == {"status": "new", "n": "1180591620717411303424"}
