@@ -39,7 +39,8 @@ ALLOWED: dict[str, set[str]] = {
     "registry": uses("errors"),  # one mechanism for every plug-in: named lazy factories
     "seeds": set(),
     "format": set(),
-    "world": set(),
+    "world": uses("bigints"),
+    "bigints": set(),  # integers JSON cannot carry everywhere, written as text
     "perf": set(),  # the interpreter's defaults set aside: the collector, Ctrl-C, teardown
     "files": uses("errors"),  # outputs written whole or not at all
     # the file formats, and what is read straight from them
@@ -47,19 +48,19 @@ ALLOWED: dict[str, set[str]] = {
     "config": uses("errors spec"),
     "meaning": uses("spec"),
     # tools and the providers' interface; a transcript is made of the providers' calls
-    "tools": uses("errors world"),
+    "tools": uses("bigints errors world"),
     "models": uses("config errors registry spec tools"),
     "transcript": uses("models"),
     # the live runtime, the gateway every tool call passes through, the loaded suite
     "runtime": uses("errors redact registry spec tools transcript world"),
-    "gateway": uses("errors seeds spec tools transcript world"),
+    "gateway": uses("bigints errors seeds spec tools transcript world"),
     "suite": uses("meaning errors files gateway runtime spec tools world"),
     # pure: grading and metrics are functions of data
     "graders": uses("meaning registry spec transcript world"),
     "records": uses("graders models redact spec transcript world"),  # what the store keeps
     "metrics": uses("errors records spec transcript"),
     # the store owns every byte on disk; a stored run is summarised through the metrics
-    "store": uses("errors perf records redact spec"),
+    "store": uses("bigints errors perf records redact spec"),
     "summaries": uses("metrics store"),
     "labelling": uses("errors files metrics records store"),  # human labels and agreement
     # users and agents, and the runner that plays a trial and a run

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, SupportsIndex
 import orjson
 from pydantic import BaseModel, ConfigDict
 
+from toolproof.bigints import as_text
+
 
 def _read_only(*_args: Any, **_kwargs: Any) -> Any:
     raise TypeError(
@@ -328,6 +330,8 @@ def _scalar(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
     except TypeError:
+        if isinstance(value, int):  # beyond 64 bits: hashed as the text it is stored as
+            return orjson.dumps(as_text(value))
         raise TypeError(f"world values must be JSON data, got {type(value).__name__}") from None
 
 

@@ -12,14 +12,17 @@ import resource
 import sqlite3
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
-from stored import toolproof_ci
+from stored import invoke, toolproof_ci
 from support import SOUND, edit, make_suite
 
+from toolproof.errors import SuiteError
 from toolproof.store.journal import Store
 
 # Slow: every test here runs the CLI as a process.
@@ -391,3 +394,487 @@ def test_a_non_finite_limit_in_a_gate_flag_is_refused(tmp_path: Path) -> None:
     result = toolproof_ci("gate", "latest", "--min", "pass@1=inf", "--store", "runs.db", cwd=root)
     assert result.returncode == 2
     assert "--min 'pass@1=inf': expected METRIC=VALUE" in one_error_line(result)
+
+
+# ---------------------------------------------------------------- a generated hostile corpus
+#
+# Cases generated from parameter lists, many to a process: one `toolproof run` plays a task
+# per hostile tool behaviour (in-process and in a worker process), another a task per
+# hostile agent behaviour; suite values, flags, agent specs, scripted files and outputs are
+# checked in this process. Every case ends in exit 2 with a located line, or in a stored
+# failed trial: never a traceback, a hang, an early end of the run, or a file overwritten.
+
+CORPUS: Counter[str] = Counter()
+"""How the corpus's cases ended: `exit 2`, `failed trial stored`, and how many of those
+stored trials also left a one-line warning (`handled`)."""
+
+TOOL_BEHAVIOURS: dict[str, list[str]] = {
+    "posix_exit": ["posix._exit(3)"],
+    "os_exit": ["os._exit(4)"],
+    "sys_exit": ["sys.exit(5)"],
+    "sys_exit_none": ["sys.exit()"],
+    "system_exit_text": ["raise SystemExit('bye')"],
+    "sigterm": ["os.kill(os.getpid(), signal.SIGTERM)", "time.sleep(5)"],
+    "sigint": ["os.kill(os.getpid(), signal.SIGINT)", "time.sleep(5)"],
+    "sigkill": ["os.kill(os.getpid(), signal.SIGKILL)", "time.sleep(5)"],
+    "sigalrm": ["os.kill(os.getpid(), signal.SIGALRM)", "time.sleep(5)"],
+    "killpg": ["os.killpg(os.getpgrp(), signal.SIGTERM)", "time.sleep(5)"],
+    "kill_group": ["os.kill(0, signal.SIGTERM)", "time.sleep(5)"],
+    "raise_signal": ["signal.raise_signal(signal.SIGTERM)"],
+    "pthread_kill": ["signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)"],
+    "interrupt_main": ["_thread.interrupt_main()", "time.sleep(5)"],
+    "abort": ["os.abort()"],
+    "fork": ["return {'pid': os.fork()}"],
+    "fork_child_exits": ["if os.fork() == 0:", "    os._exit(0)"],
+    "disarm": ["signal.setitimer(signal.ITIMER_REAL, 0)", "time.sleep(60)"],
+    "alarm": ["signal.alarm(0)", "time.sleep(60)"],
+    "ignore_alarm": ["signal.signal(signal.SIGALRM, signal.SIG_IGN)", "time.sleep(60)"],
+    "default_alarm": ["signal.signal(signal.SIGALRM, signal.SIG_DFL)", "time.sleep(60)"],
+    "swallow_once": ["try:", "    time.sleep(60)", "except BaseException:", "    time.sleep(60)"],
+    "sleep": ["time.sleep(60)"],
+    "spin": ["while True:", "    pass"],
+    "keyboard_interrupt": ["raise KeyboardInterrupt"],
+    "custom": ["raise Custom('mine')"],
+    "generator_exit": ["raise GeneratorExit"],
+    "cancelled": ["raise asyncio.CancelledError"],
+    "memory_error": ["raise MemoryError"],
+    "recursion": ["return (lambda f: f(f))(lambda f: f(f))"],
+    "bigint": ["return {'n': 2**70, 'm': -(2**80)}"],
+    "hugeint": ["return [10**5000]"],
+    "nan": ["return {'x': float('nan')}"],
+    "bytes": ["return b'\\x00\\xff'"],
+    "object": ["return object()"],
+    "escapes": ["return '\\x1b]52;c;aGk=\\x07\\x1b[2J\\x1b[31mred\\r\\x08'"],
+    "thread_exit": ["threading.Thread(target=lambda: (time.sleep(0.1), os._exit(5))).start()"],
+    "thread_sigterm": ["threading.Thread(target=lambda: os.kill(os.getpid(), 15)).start()"],
+    "world_bigint": ["world['orders']['A']['n'] = 2**70"],
+    "world_hugeint": ["world['orders']['A']['n'] = 10**5000"],
+}
+
+HOSTILE_TOOL = '''
+
+@tool(timeout_s=1)
+def {name}(world: World, how: str) -> object:
+    """Misbehaves as asked.
+
+    Args:
+        how: Which way.
+    """
+    return globals()["b_" + how](world)
+'''
+
+
+def hostile_tools(name: str) -> str:
+    """A tool module whose one tool, `name`, misbehaves as its argument says."""
+    lines = [
+        "import _thread, asyncio, os, posix, signal, sys, threading, time",
+        "from toolproof.tools import tool",
+        "from toolproof.world import World",
+        "",
+        "class Custom(BaseException):",
+        "    pass",
+    ]
+    for how, body in TOOL_BEHAVIOURS.items():
+        lines += ["", f"def b_{how}(world):", *(f"    {line}" for line in body), "    return 'x'"]
+    return "\n".join(lines) + HOSTILE_TOOL.format(name=name)
+
+
+HOSTILE_AGENT = """
+import _thread, asyncio, os, posix, signal, sys, threading, time
+
+ESC = "\\x1b]52;c;aGk=\\x07\\x1b[2J\\x1b[31m"
+
+
+class Custom(BaseException):
+    pass
+
+
+async def agent(conversation, tools):
+    tool, _, how = conversation.latest.partition(" ")
+    if tool != "agent":
+        await tools.call(tool, {"how": how})
+        return "done"
+    if how == "forever":
+        await asyncio.Event().wait()
+    if how == "block":
+        time.sleep(60)
+    if how == "spin":
+        while True:
+            pass
+    if how == "swallow_cancel":
+        try:
+            await asyncio.sleep(60)
+        except BaseException:
+            await asyncio.sleep(60)
+    if how == "sys_exit":
+        sys.exit(3)
+    if how == "keyboard_interrupt":
+        raise KeyboardInterrupt
+    if how == "cancelled":
+        raise asyncio.CancelledError
+    if how == "os_exit":
+        os._exit(0)
+    if how == "posix_exit":
+        posix._exit(1)
+    if how == "sigterm":
+        os.kill(os.getpid(), signal.SIGTERM)
+    if how == "interrupt_main":
+        _thread.interrupt_main()
+    if how == "raise_signal":
+        signal.raise_signal(signal.SIGINT)
+    if how == "abort":
+        os.abort()
+    if how == "fork":
+        os.fork()
+    if how == "disarm":
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if how == "ignore_alarm":
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    if how == "custom":
+        raise Custom("mine")
+    if how == "generator_exit":
+        raise GeneratorExit
+    if how == "returns_int":
+        return 2**70
+    if how == "returns_none":
+        return None
+    if how == "unknown_nested":
+        await tools.call("nosuch", {"a": {"b": [1, {"c": [2, {"d": None}]}]}})
+    if how == "unknown_hugeint":
+        await tools.call("nosuch", {"a": 10**5000})
+    if how == "unknown_bigint":
+        await tools.call("nosuch", {"a": 2**70})
+    if how == "bad_json":
+        await tools.call("get_order", "{not json")
+    if how == "json_list":
+        await tools.call("get_order", "[1, 2]")
+    if how == "long_name":
+        await tools.call("x" * 10_000, {})
+    if how == "escaped_name":
+        await tools.call(ESC + "tool", {})
+    if how == "escaped_reply":
+        return ESC + "reply\\r\\x08"
+    if how == "thread_exit":
+        threading.Thread(target=lambda: (time.sleep(0.1), os._exit(5))).start()
+    if how == "big_argument":
+        await tools.call("get_order", {"order_id": 2**70})
+    return "nothing to say"
+"""
+
+AGENT_BEHAVIOURS = [
+    line.split('"')[1]
+    for line in HOSTILE_AGENT.splitlines()
+    if line.strip().startswith('if how == "')
+]
+TOOL_CASES = [(tool, how) for tool in ("hostile", "hostile_isolated") for how in TOOL_BEHAVIOURS]
+AGENT_CASES = [("agent", how) for how in AGENT_BEHAVIOURS]
+
+
+def hostile_suite(root: Path) -> Path:
+    """The mini suite with a hostile tool in-process, one in a worker process, and a task
+    for each case of the corpus (each asks for what no reply says: every trial fails)."""
+    cases = TOOL_CASES + AGENT_CASES
+    tasks = "".join(
+        f"  - id: {tool}-{how}\n    user: {{opening: '{tool} {how}'}}\n"
+        "    expect: {must_say: [never said]}\n"
+        for tool, how in cases
+    )
+    suite = (
+        "name: hostile\npolicy: policy.md\nworld:\n  data: [orders.yaml]\nbackends:\n"
+        "  t: {type: python, module: tools.py}\n"
+        "  h: {type: python, module: hostile.py}\n"
+        "  hi: {type: python, module: hostile_isolated.py, isolation: process}\n"
+        "tools:\n  get_order: {tier: 1, backend: t}\n  cancel_order: {tier: 3, backend: t}\n"
+        "  hostile: {tier: 1, backend: h}\n  hostile_isolated: {tier: 1, backend: hi}\n"
+        f"tasks:\n{tasks}defaults: {{trials: 1, k: [1], concurrency: 8}}\n"
+    )
+    return make_suite(
+        root,
+        {
+            "suite.yaml": suite,
+            "hostile.py": hostile_tools("hostile"),
+            "hostile_isolated.py": hostile_tools("hostile_isolated"),
+            "agent.py": HOSTILE_AGENT,
+        },
+    )
+
+
+def no_core_files() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One run over every tool and agent case: its exit, its output, its stored trials."""
+    root = hostile_suite(tmp_path_factory.mktemp("hostile"))
+    before = {p.name: p.read_bytes() for p in root.iterdir()}
+    command = ["run", ".", "--agent", "python:agent.py:agent", "--agent-timeout", "2"]
+    done = subprocess.run(
+        [sys.executable, "-m", "toolproof", *command, "--store", "runs.db"],
+        cwd=root,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=400,
+        preexec_fn=no_core_files,
+        start_new_session=True,  # what reaches past the guard reaches no one else
+    )
+    with closing(sqlite3.connect(root / "runs.db")) as db:
+        rows = db.execute("SELECT task_id, outcome, reason FROM trials").fetchall()
+    unchanged = all((root / name).read_bytes() == data for name, data in before.items())
+    return {
+        "done": done,
+        "trials": {task: (outcome, reason) for task, outcome, reason in rows},
+        "unchanged": unchanged,
+    }
+
+
+@pytest.mark.parametrize(("tool", "how"), TOOL_CASES + AGENT_CASES)
+def test_hostile_code_fails_only_its_own_trial(
+    hostile_run: dict[str, Any], tool: str, how: str
+) -> None:
+    done: subprocess.CompletedProcess[str] = hostile_run["done"]
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "\x1b" not in done.stdout + done.stderr  # escapes from the suite's code stay inert
+    assert hostile_run["unchanged"]
+    outcome, reason = hostile_run["trials"][f"{tool}-{how}"]
+    assert outcome == "failed", reason
+    CORPUS["failed trial stored"] += 1
+    if tool == "agent" and how in ("forever", "block", "spin", "swallow_cancel"):
+        assert reason == "agent_error: the agent's turn did not end within 2 s (--agent-timeout)"
+    if tool == "hostile" and how in ("sleep", "spin", "swallow_once"):
+        assert reason == "tool_crashed: hostile did not return within 1 s (its timeout_s)"
+    if how.startswith("thread_") and tool != "hostile_isolated":
+        assert "of the suite's code ended" in done.stderr
+        CORPUS["handled (one-line warning)"] += 1
+
+
+def test_every_hostile_case_is_one_stored_trial(hostile_run: dict[str, Any]) -> None:
+    cases = TOOL_CASES + AGENT_CASES
+    assert sorted(hostile_run["trials"]) == sorted(f"{tool}-{how}" for tool, how in cases)
+    assert f"{len(cases)} trials" in hostile_run["done"].stdout or hostile_run["trials"]
+
+
+HOSTILE_NUMBERS = [
+    ".nan",
+    ".inf",
+    "-.inf",
+    "-1",
+    "1e400",
+    "true",
+    "ten",
+    "[1]",
+    "{a: 1}",
+    "''",
+    str(2**64),
+]
+SUITE_NUMBERS = {
+    "defaults.trials": ("defaults: {trials: 3,", "defaults: {{trials: {v},"),
+    "defaults.seed": ("defaults: {trials: 3,", "defaults: {{seed: {v}, trials: 3,"),
+    "defaults.max_steps": ("defaults: {trials: 3,", "defaults: {{max_steps: {v}, trials: 3,"),
+    "defaults.concurrency": ("defaults: {trials: 3,", "defaults: {{concurrency: {v}, trials: 3,"),
+    "defaults.agent_timeout_s": (
+        "defaults: {trials: 3,",
+        "defaults: {{agent_timeout_s: {v}, trials: 3,",
+    ),
+    "backends.t.timeout_s": ("module: tools.py}", "module: tools.py, timeout_s: {v}}}"),
+    "backends.t.isolation": ("module: tools.py}", "module: tools.py, isolation: {v}}}"),
+    "tools.get_order.weight": ("get_order: {tier: 1, weight: 0.7}", "get_order: {{weight: {v}}}"),
+    "tools.get_order.tier": ("get_order: {tier: 1, weight: 0.7}", "get_order: {{tier: {v}}}"),
+    "defaults.k": ("k: [1, 3]", "k: [1, {v}]"),
+}
+
+
+@pytest.fixture(scope="module")
+def mini_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_suite(tmp_path_factory.mktemp("mini"))
+
+
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS)
+@pytest.mark.parametrize("field", list(SUITE_NUMBERS))
+def test_a_hostile_suite_value_is_a_located_error(tmp_path: Path, field: str, value: str) -> None:
+    old, new = SUITE_NUMBERS[field]
+    root = make_suite(tmp_path, {"suite.yaml": edit(SOUND, old, new.format(v=value))})
+    outcome = invoke("validate", str(root))
+    assert outcome.code == 2, outcome.stdout
+    assert isinstance(outcome.error, SuiteError)
+    assert all(p.path.endswith("suite.yaml") and p.line for p in outcome.error.problems)
+    CORPUS["exit 2"] += 1
+
+
+HOSTILE_FLAGS = [
+    ["--agent-timeout", value] for value in ("nan", "inf", "-inf", "-1", "0", "1e400", "86401")
+] + [
+    ["--agent", spec]
+    for spec in (
+        "python:",
+        "python:agent.py",
+        "python:agent.py:",
+        "python:agent.py:1bad",
+        "python:nosuch.py:agent",
+        "python:nosuch_module_xyz:agent",
+        "python:agent.py:missing",
+        "python:agent.py:sync_agent",
+        "python:exits.py:agent",
+        "python:os_exits.py:agent",
+        "python:interrupts.py:agent",
+        "python:raises_base.py:agent",
+        "python:signals.py:agent",
+        "python:alarms.py:agent",
+        "python:syntax.py:agent",
+        "python:/dev/null:agent",
+        "python:.:agent",
+    )
+]
+AGENT_MODULES = {
+    "agent.py": "async def agent(c, t):\n    return 'x'\n\ndef sync_agent(c, t):\n    return 'x'\n",
+    "exits.py": "import sys\nsys.exit(0)\n",
+    "os_exits.py": "import os\nos._exit(0)\n",
+    "interrupts.py": "raise KeyboardInterrupt\n",
+    "raises_base.py": "class Mine(BaseException):\n    pass\n\nraise Mine('at import')\n",
+    "signals.py": "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+    "alarms.py": "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n",
+    "syntax.py": "async def agent(:\n",
+}
+
+
+@pytest.mark.parametrize("flags", HOSTILE_FLAGS, ids=" ".join)
+def test_a_hostile_flag_or_agent_module_is_refused_before_a_run(
+    tmp_path: Path, flags: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_suite(tmp_path, AGENT_MODULES)
+    monkeypatch.chdir(root)
+    agent = [] if "--agent" in flags else ["--agent", "python:agent.py:agent"]
+    before = {p.name: p.read_bytes() for p in root.iterdir()}
+    outcome = invoke("run", ".", *agent, *flags, "--store", "runs.db")
+    assert outcome.code == 2, outcome.stdout
+    assert outcome.error is not None and "\n" not in str(outcome.error)
+    if "--agent" not in flags:  # a flag is refused before the store is opened
+        assert not (root / "runs.db").exists()
+    assert {p.name: p.read_bytes() for p in root.iterdir() if p.name in before} == before
+    CORPUS["exit 2"] += 1
+
+
+HOSTILE_SCRIPTS = (
+    [f"latency_s: {value}\ndefault: [{{text: hi}}]\n" for value in [*HOSTILE_NUMBERS, "61"]]
+    + [
+        f"default: [{{text: hi, usage: {{{kind}: {value}}}}}]\n"
+        for kind in ("input_tokens", "output_tokens")
+        for value in ("-1", "18446744073709551616", ".nan", "1.5", "true")
+    ]
+    + [
+        "default: {text: hi}\n",
+        "default: [{tool_calls: [{arguments: {}}]}]\n",
+        "default: [{tool_calls: [{name: get_order, arguments: [1]}]}]\n",
+        "default: [{text: [nested, list]}]\n",
+        "tasks: {nosuch: [{text: hi}]}\n",
+        "default: [{text: hi, extra: 1}]\n",
+        "[" * 200 + "]" * 200 + "\n",
+        "default: [{text: hi}\n",
+        "\x00\x01binary",
+        "",
+    ]
+)
+
+
+@pytest.mark.parametrize("script", HOSTILE_SCRIPTS)
+def test_a_hostile_scripted_file_is_a_located_error(
+    mini_root: Path, script: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "script.yaml").write_text(script, encoding="utf-8")
+    store = tmp_path / "runs.db"
+    outcome = invoke(
+        "run", mini_root, "--agent", f"scripted:{tmp_path / 'script.yaml'}", "--store", store
+    )
+    assert outcome.code == 2, outcome.stdout
+    assert outcome.error is not None
+    assert not store.exists() or Store(str(store)).runs() == []
+    CORPUS["exit 2"] += 1
+
+
+def played(call: str) -> str:
+    """A script whose first turn makes `call`, then says it is done."""
+    return "default: [{tool_calls: [" + call + "]}, {text: done}]\n"
+
+
+PLAYED_SCRIPTS = (
+    [
+        played("{name: get_order, arguments: {order_id: " + value + "}}")
+        for value in ("18446744073709551616", "1" * 5000, "-.inf", "[1, [2, [3]]]", "{a: {b: 1}}")
+    ]
+    + [
+        played("{name: " + name + ", arguments: {}}")
+        for name in ("nosuch", '"\\e[31mred"', '"x\\ny"', "''", "'" + "n" * 5000 + "'")
+    ]
+    + [
+        played("{name: get_order, raw_arguments: " + raw + "}")
+        for raw in ("'{not json'", "'[1]'", "'null'", "''", '"\\"\\e]52;c;aGk=\\a\\""')
+    ]
+    + [
+        "default: [{text: " + text + "}]\n"
+        for text in ('"\\e]52;c;aGk=\\a"', '"\\e[2J\\e[H"', '"\\r\\b\\b"', '"\\e]8;;x\\a"')
+    ]
+)
+
+
+@pytest.mark.parametrize("script", PLAYED_SCRIPTS)
+def test_a_hostile_scripted_turn_is_a_stored_failed_trial(
+    mini_root: Path, script: str, tmp_path: Path
+) -> None:
+    (tmp_path / "script.yaml").write_text(script, encoding="utf-8")
+    store = tmp_path / "runs.db"
+    outcome = invoke(
+        "run",
+        mini_root,
+        "--agent",
+        f"scripted:{tmp_path / 'script.yaml'}",
+        "--store",
+        store,
+        "--trials",
+        "1",
+        "--k",
+        "1",
+        "--tasks",
+        "cancel",
+    )
+    if outcome.code == 2:  # refused where it is written: a number too long to read
+        assert isinstance(outcome.error, SuiteError) and "script.yaml:1:" in str(outcome.error)
+        CORPUS["exit 2"] += 1
+        return
+    assert outcome.code in (0, 1), outcome.error
+    assert "\x1b" not in outcome.stdout
+    with closing(sqlite3.connect(store)) as db:
+        assert db.execute("SELECT outcome FROM trials").fetchall() == [("failed",)]
+    CORPUS["failed trial stored"] += 1
+
+
+HOSTILE_OUTPUTS = ["suite.yaml", "tools.py", "policy.md", "orders.yaml", "runs.db", ".", "pipe"]
+
+
+@pytest.mark.parametrize("flag", ["--json", "--otel-file"])
+@pytest.mark.parametrize("target", HOSTILE_OUTPUTS)
+def test_a_hostile_output_path_is_refused_and_nothing_is_overwritten(
+    tmp_path: Path, flag: str, target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_suite(tmp_path)
+    monkeypatch.chdir(root)
+    if target == "pipe":
+        os.mkfifo(root / "pipe")
+    (root / "runs.db").write_bytes(b"")  # a store that is there, to be kept
+    before = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+    outcome = invoke("run", ".", "--agent", "oracle", "--store", "runs.db", flag, target)
+    assert outcome.code == 2, outcome.stdout
+    assert {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()} == before
+    CORPUS["exit 2"] += 1
+
+
+def test_the_corpus_outcomes_are_counted(capsys: pytest.CaptureFixture[str]) -> None:
+    """Runs last in this file: the table of how the corpus's cases ended."""
+    total = CORPUS["exit 2"] + CORPUS["failed trial stored"]
+    with capsys.disabled():
+        print(f"\nhostile corpus: {total} cases")
+        for outcome, count in sorted(CORPUS.items()):
+            print(f"  {outcome:<28} {count:>4}")
+    if CORPUS["failed trial stored"] >= len(TOOL_CASES + AGENT_CASES):  # the whole corpus ran
+        assert total >= 300, CORPUS

@@ -25,6 +25,9 @@ class TrialContext:
     """The writes the task's answer declines, as the graders derive them (for baselines)."""
     user_tools: Gateway | None = None
     """The user's own tools (dual control), for a baseline that plays both sides."""
+    turn_timeout_s: float = 300.0
+    """Seconds one turn of the agent may take (--agent-timeout, the suite's
+    defaults.agent_timeout_s)."""
 
 
 class Agent(ABC):

@@ -13,7 +13,9 @@ meets the same tools, faults, drift and graders. Both kinds see one conversation
 
 `python:MODULE:FUNCTION` or `python:path/to/file.py:FUNCTION` names an async function
 `agent(conversation, tools) -> str` (see `Conversation` and `ToolHandle`); an exception it
-raises fails the trial with reason `agent_error` and a one-line traceback summary. The model
+raises fails the trial with reason `agent_error` and a one-line traceback summary, and so
+does any BaseException (sys.exit, KeyboardInterrupt, a CancelledError of its own), a refused
+os._exit, and a turn past its deadline (`--agent-timeout`, see `within_turn`). The model
 calls its code makes through the `openai` and `anthropic` SDKs pass the model bridge
 (`agents/bridge`): recorded as the trial's, and answered by the run's model when one is given.
 
@@ -54,7 +56,17 @@ from toolproof.gateway import Gateway
 from toolproof.models.base import ModelClient, ToolCall, Usage
 from toolproof.models.pricing import PriceTable
 from toolproof.redact import redacted
+from toolproof.tools import guard
 from toolproof.tools.base import ToolResult, ToolSchema
+from toolproof.tools.guard import (
+    ProcessExit,
+    Refused,
+    TurnOverran,
+    exits_refused,
+    pressed,
+    raised_inside,
+    within_turn,
+)
 from toolproof.transcript import ModelCallEvent
 
 if TYPE_CHECKING:
@@ -200,6 +212,9 @@ class PythonAgent(Agent):
         model: ModelClient | None = None,
     ) -> None:
         self.function = function
+        self.timeout_s = context.turn_timeout_s
+        code = getattr(function, "__code__", None)
+        self.folder = Path(code.co_filename).parent if code is not None else None
         self.history: list[dict[str, Any]] = []
         self.ids = itertools.count(1)
         self.conversation = Conversation(
@@ -219,13 +234,13 @@ class PythonAgent(Agent):
         handle = ToolHandle(tools, self.history, self.ids)
         try:
             with bridge.bridging(self.bridge):
-                answer = await self.function(self.conversation, handle)
+                answer = await within_turn(self.function(self.conversation, handle), self.timeout_s)
         except (AgentFailure, InfraError):
             raise
-        except Exception as exc:
+        except BaseException as exc:
             if self.bridge.failure is not None:
                 raise self.bridge.failure from None
-            raise AgentFailure("agent_error", error_summary(exc)) from None
+            raise self._failure(exc) from None
         if self.bridge.failure is not None:  # the agent's code caught it: the trial ends anyway
             raise self.bridge.failure
         if not isinstance(answer, str):
@@ -235,13 +250,34 @@ class PythonAgent(Agent):
         self.history.append({"role": "assistant", "content": answer})
         return answer
 
+    def _failure(self, exc: BaseException) -> AgentFailure:
+        """What ended the turn, as the trial's `agent_error`; Ctrl-C and a cancelled run go
+        on up (re-raised)."""
+        if isinstance(exc, TurnOverran):
+            return AgentFailure(
+                "agent_error",
+                f"the agent's turn did not end within {self.timeout_s:g} s (--agent-timeout)",
+            )
+        if pressed(exc) or (
+            isinstance(exc, KeyboardInterrupt)
+            and not (self.folder and raised_inside(exc, self.folder))
+        ):
+            raise exc
+        if isinstance(exc, ProcessExit):
+            return AgentFailure("agent_error", f"the agent called os._exit({exc.code!r})")
+        if isinstance(exc, Refused):
+            return AgentFailure("agent_error", f"the agent called {exc.what}, refused")
+        if isinstance(exc, SystemExit):
+            return AgentFailure("agent_error", f"the agent called sys.exit({exc.code!r})")
+        return AgentFailure("agent_error", error_summary(exc))
+
 
 def error_summary(exc: BaseException, frames: int = 3) -> str:
     """`ValueError: boom (traceback: agent.py:12 in agent > agent.py:4 in helper)`: the
     exception and its innermost frames outside this module, on one line."""
-    here = os.path.abspath(__file__)
+    ours = {os.path.abspath(__file__), os.path.abspath(guard.__file__)}
     frames_seen = traceback.extract_tb(exc.__traceback__)
-    stack = [f for f in frames_seen if os.path.abspath(f.filename) != here]
+    stack = [f for f in frames_seen if os.path.abspath(f.filename) not in ours]
     where = " > ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in stack[-frames:])
     text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
     text = " ".join(text.split())
@@ -281,24 +317,40 @@ def _load_module(target: str) -> ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[key] = module
         try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
+            with exits_refused():
+                spec.loader.exec_module(module)
+        except BaseException as exc:
             sys.modules.pop(key, None)
-            raise UsageError(f"--agent python:{target}: {error_summary(exc)}") from None
+            raise UsageError(f"--agent python:{target}: {_import_failure(exc)}") from None
         return module
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
     try:
-        return importlib.import_module(target)
+        with exits_refused():
+            return importlib.import_module(target)
     except ModuleNotFoundError as exc:
         if exc.name and target.startswith(exc.name):
             raise UsageError(
                 f"--agent python:{target}: no module '{exc.name}' here or on the Python path"
             ) from None
         raise UsageError(f"--agent python:{target}: {error_summary(exc)}") from None
-    except Exception as exc:
-        raise UsageError(f"--agent python:{target}: {error_summary(exc)}") from None
+    except BaseException as exc:
+        sys.modules.pop(target, None)
+        raise UsageError(f"--agent python:{target}: {_import_failure(exc)}") from None
+
+
+def _import_failure(exc: BaseException) -> str:
+    """Why a module could not be loaded: an exception, or an attempt to end the process
+    while it loaded (Ctrl-C goes on up)."""
+    if isinstance(exc, KeyboardInterrupt) and pressed(exc):
+        raise exc
+    if isinstance(exc, SystemExit | ProcessExit):
+        how = "sys.exit" if isinstance(exc, SystemExit) else "os._exit"
+        return f"it calls {how}({exc.code!r}) when imported; an agent module must not exit"
+    if isinstance(exc, Refused):
+        return f"it calls {exc.what} when imported"
+    return error_summary(exc)
 
 
 def python_agent(spec: str) -> AgentChoice:

@@ -47,6 +47,7 @@ RUN_OPTIONS: dict[str, tuple[tuple[type, ...], Any]] = {
     "seed": ((int,), None),
     "tasks": ((str,), None),
     "max_steps": ((int,), None),
+    "agent_timeout": ((int, float), None),
     "infra_errors": ((str,), "fail"),
 }
 """Every option of a run besides the suite, the agent or models, trials and k: its Python
@@ -130,6 +131,7 @@ def run_request(
         seed=given["seed"],
         tasks=given["tasks"],
         max_steps=given["max_steps"],
+        agent_timeout=given["agent_timeout"],
         infra_errors=parse_infra(given["infra_errors"]),
         executor=given["executor"],
         ray_address=given["ray_address"],

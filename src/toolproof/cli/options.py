@@ -132,6 +132,12 @@ TimeScaleOpt = Annotated[
 TrialsOpt = Annotated[int | None, typer.Option(help="Trials per task.")]
 ConcurrencyOpt = Annotated[int | None, typer.Option(help="Trials at once.")]
 MaxStepsOpt = Annotated[int | None, typer.Option(help="Model turns per trial.")]
+AgentTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Seconds one turn of a Python agent may take (default: the suite's, else 300)."
+    ),
+]
 ResumeOpt = Annotated[
     str | None, typer.Option(help="Run to resume: its id, the start of it, or 'latest'.")
 ]

@@ -16,6 +16,7 @@ from toolproof.api.options import parse_k
 from toolproof.ci.gate import flag_spec, with_threshold_ks
 from toolproof.cli.options import (
     AgentOpt,
+    AgentTimeoutOpt,
     BaseUrlOpt,
     CheckpointsOpt,
     ConcurrencyOpt,
@@ -209,6 +210,7 @@ def run(
     seed: SeedOpt = None,
     tasks: TasksOpt = None,
     max_steps: MaxStepsOpt = None,
+    agent_timeout: AgentTimeoutOpt = None,
     store: StoreOpt = None,
     json_path: JsonOpt = None,
     fail_under: FailUnderOpt = None,
@@ -262,6 +264,7 @@ def run(
         seed=seed,
         tasks=tasks,
         max_steps=max_steps,
+        agent_timeout=agent_timeout,
         infra_errors=infra_errors,
         executor=executor,
         ray_address=ray_address,

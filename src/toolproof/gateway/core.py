@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolproof.bigints import checked
 from toolproof.errors import ToolCrashed
 from toolproof.gateway.drift import DriftLayer
 from toolproof.gateway.faults import (
@@ -131,6 +132,10 @@ class Gateway:
                 crashed, result = exc, ToolResult.error("exception", str(exc))
         if self.conditions.drift and not result.is_error:
             result = ToolResult(self.conditions.drift.result_to_agent(tool, result.content))
+        content = checked(result.content)  # an integer beyond 64 bits: as text
+        if content is not result.content:
+            result = ToolResult(content, result.is_error, result.error_kind)
+        parsed, tool_args = checked(parsed), checked(tool_args)
         drifted = self.conditions.drift is not None and reached and tool in self.bindings
         self.transcript.add(
             ToolCallEvent(

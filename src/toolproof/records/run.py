@@ -44,6 +44,8 @@ class RunConfig(BaseModel):
     k: list[int] = Field(default_factory=lambda: [1])
     seed: int = 0
     max_steps: int = 30
+    agent_timeout_s: int | float = 300.0
+    """Seconds one turn of a Python agent may take."""
     concurrency: int = 1
     infra_errors: InfraPolicy = "fail"
     tasks: list[str] = Field(default_factory=list)

@@ -132,6 +132,7 @@ class Wiring:
             expected_hash=gold.hash,
             expected_changes=gold.changes,
             max_steps=self.config.max_steps,
+            agent_timeout_s=self.config.agent_timeout_s,
             user=setup.user(self.user),
             conditions=setup.conditions(self.suite.task(spec.task_id), spec.seed),
             judge=self.judge,

@@ -40,6 +40,7 @@ from toolproof.spec.limits import (
 )
 from toolproof.spec.metrics import CATALOGUE, DECLARED
 from toolproof.spec.overrides import ModelOverrides
+from toolproof.spec.suite import DEFAULT_AGENT_TIMEOUT_S
 from toolproof.spec.task import Task
 from toolproof.spec.user import BUILTIN_PERSONAS
 from toolproof.store.journal import Store
@@ -64,6 +65,8 @@ class RunRequest:
     seed: int | None = None
     tasks: str | None = None
     max_steps: int | None = None
+    agent_timeout: float | None = None
+    """Seconds one turn of a Python agent may take (None: the suite's default)."""
     infra_errors: InfraPolicy = "fail"
     max_cost: float | None = None
     user_model: str | None = None
@@ -120,6 +123,7 @@ def check_request(request: RunRequest) -> None:
     whole("--seed", request.seed, 0, MAX_SEED)
     whole("--max-steps", request.max_steps, 1, MAX_STEPS)
     real("--max-cost", request.max_cost, MAX_COST_USD)
+    real("--agent-timeout", request.agent_timeout, MAX_SECONDS)
     real("--time-scale", request.time_scale, MAX_TIME_SCALE)
     for k in request.k or []:
         whole("--k", k, 1, MAX_TRIALS)
@@ -210,12 +214,20 @@ def run_config(suite: Suite, request: RunRequest, *, served: Task | None = None)
         k=ks,
         seed=defaults.seed if request.seed is None else request.seed,
         max_steps=max_steps,
+        **agent_timeout(request, defaults.agent_timeout_s),
         concurrency=1 if served else request.concurrency or defaults.concurrency,
         infra_errors=request.infra_errors,
         tasks=[t.id for t in tasks],
         **({"notes": list(suite.file.notes)} if suite.file.notes else {}),
         suite_path=request.suite_path or str(suite.root),
     )
+
+
+def agent_timeout(request: RunRequest, suites: float) -> dict[str, float]:
+    """The agent's turn deadline as the config keeps it: only when it is not the default
+    (so a run's stored config, and its resumption, stay as they were)."""
+    seconds = request.agent_timeout or suites
+    return {} if seconds == DEFAULT_AGENT_TIMEOUT_S else {"agent_timeout_s": seconds}
 
 
 def reported_ks(suite: Suite, request: RunRequest, trials: int) -> list[int]:

@@ -40,6 +40,7 @@ from toolproof.store.manifest import record_manifest
 from toolproof.store.writer import TrialWriter
 from toolproof.suite.loaded import Suite
 from toolproof.summaries import stored_summary
+from toolproof.tools.guard import suite_code_guarded
 from toolproof.version import __version__
 
 
@@ -191,7 +192,7 @@ async def drive(
             return budget.reached() or lease.lost.is_set() or failed
 
         try:
-            with writer, fewer_collections():
+            with writer, fewer_collections(), suite_code_guarded():
                 for key, setup in wiring.variants.items():
                     batch = [s for s in todo if s.variant == key]
                     concurrency = setup.concurrency or config.concurrency

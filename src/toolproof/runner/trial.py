@@ -43,6 +43,8 @@ class Trial:
     expected_hash: str | None = None
     """The hash of the world the task's gold actions leave (None: no world expectation)."""
     max_steps: int = 30
+    agent_timeout_s: float = 300.0
+    """Seconds one turn of the agent may take (Python agents: `within_turn`)."""
     user: UserFactory = scripted_user
     conditions: Conditions | None = None
     expected_changes: tuple[Change, ...] = ()
@@ -105,6 +107,7 @@ async def _run_trial(trial: Trial) -> TrialResult:
             seed=spec.seed,
             transcript=transcript,
             max_steps=trial.max_steps,
+            turn_timeout_s=trial.agent_timeout_s,
             declined=declined(suite, task),
             user_tools=user_gateway,
         )

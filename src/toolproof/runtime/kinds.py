@@ -40,7 +40,9 @@ def python_tools(discovery: Discovery, name: str, backend: PythonBackend) -> dic
     module = discovery.module(discovery.root / backend.module, (discovery.source.where, line))
     if module is None:
         return {}
-    found: dict[str, Tool] = {t.name: t.bounded(backend.timeout_s) for t in tools_in(vars(module))}
+    found: dict[str, Tool] = {
+        t.name: t.bounded(backend.timeout_s, backend.isolation) for t in tools_in(vars(module))
+    }
     if not found:
         discovery.problem(
             ["backends", name, "module"],

@@ -31,6 +31,12 @@ class PythonBackend(Strict):
         description="Seconds one tool call may take (a tool's own @tool(timeout_s=...) wins); "
         "a call still running then ends its trial as failed, blamed on the environment.",
     )
+    isolation: Literal["in_process", "process"] = Field(
+        "in_process",
+        description="'process': each call runs in a worker process of its own, killed at its "
+        "timeout; its changes to the world come back as JSON (for tools not to be trusted "
+        "in-process).",
+    )
 
     def templates(self) -> list[Template]:
         return []

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictInt, field_validator
 
 from toolproof.spec.backends import Backend, Hooks, ServiceSpec
 from toolproof.spec.base import Strict
 from toolproof.spec.conditions import DriftTransform, FaultsSpec, LoadSpec, ScoreSpec
 from toolproof.spec.gate import GateSpec
-from toolproof.spec.limits import MAX_CONCURRENCY, MAX_SEED, MAX_STEPS, MAX_TRIALS
+from toolproof.spec.limits import (
+    MAX_CONCURRENCY,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_STEPS,
+    MAX_TRIALS,
+)
 from toolproof.spec.model_settings import ModelEntry, Price
 from toolproof.spec.policy import PolicyRuleEntry, PolicyRuleSpec
 from toolproof.spec.task import TaskSpec
@@ -71,14 +77,24 @@ class WorldSpec(Strict):
     )
 
 
+DEFAULT_AGENT_TIMEOUT_S = 300.0
+"""Seconds a Python agent's turn may take when neither the suite nor the command line says."""
+
+
 class Defaults(Strict):
     """Run settings a command line may override."""
 
     trials: int = Field(5, ge=1, le=MAX_TRIALS)
-    k: list[int] = Field(default_factory=lambda: [1, 5])
+    k: list[StrictInt] = Field(default_factory=lambda: [1, 5])
     seed: int = Field(0, ge=0, le=MAX_SEED)
     max_steps: int = Field(30, ge=1, le=MAX_STEPS, description="Model calls allowed per trial.")
     concurrency: int = Field(8, ge=1, le=MAX_CONCURRENCY)
+    agent_timeout_s: float = Field(
+        DEFAULT_AGENT_TIMEOUT_S,
+        gt=0,
+        le=MAX_SECONDS,
+        description="Seconds one turn of a Python agent may take (a user message answered).",
+    )
 
     @field_validator("k")
     @classmethod

@@ -170,7 +170,19 @@ def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
             "to keep it as text",
             problem_mark=node.start_mark,
         )
-    return int(text.replace("_", ""))
+    digits = text.replace("_", "")
+    if len(digits.lstrip("+-")) > MAX_DIGITS:
+        raise _Refused(
+            problem=f"a number of {len(digits.lstrip('+-')):,} digits: write at most "
+            f"{MAX_DIGITS:,}, or quote it to keep it as text",
+            problem_mark=node.start_mark,
+        )
+    return int(digits)
+
+
+MAX_DIGITS = 1_000
+"""The most digits a YAML whole number may have (Python refuses over 4,300 in decimal; no
+count, seed or argument needs a thousand)."""
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)

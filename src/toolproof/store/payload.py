@@ -16,6 +16,7 @@ from sqlalchemy import LargeBinary
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from toolproof.bigints import storable
 from toolproof.errors import StoreError
 
 LEVEL = 6
@@ -23,8 +24,13 @@ LEVEL = 6
 
 
 def encode(value: Any) -> bytes:
-    """The stored form of a JSON value: compact JSON, zlib-compressed."""
-    return zlib.compress(orjson.dumps(value), LEVEL)
+    """The stored form of a JSON value: compact JSON, zlib-compressed (an integer beyond 64
+    bits, which a tool or an agent may return, as text)."""
+    try:
+        text = orjson.dumps(value)
+    except TypeError:
+        text = orjson.dumps(storable(value))
+    return zlib.compress(text, LEVEL)
 
 
 def stored_bytes(stored: bytes | memoryview | str) -> bytes:

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 from sqlalchemy import JSON, Column, Float, Integer
 
+from toolproof.bigints import storable
 from toolproof.store import payload
 from toolproof.store.schema import trials
 
@@ -38,7 +39,10 @@ def json_text(value: Any) -> str:
     """How the store writes a JSON column (and what it reads back as the column's text)."""
     if isinstance(value, JsonText):
         return value
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # an integer beyond 64 bits: as text
+        return orjson.dumps(storable(value)).decode()
 
 
 def row_columns(result: Mapping[str, Any]) -> dict[str, Any]:

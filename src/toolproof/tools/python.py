@@ -47,13 +47,20 @@ from toolproof.tools.base import Tool, ToolContext, ToolError, ToolResult, ToolS
 from toolproof.tools.guard import (
     Overran,
     ProcessExit,
+    Refused,
+    TurnOverran,
     call_with_deadline,
     can_interrupt,
     exits_refused,
     in_thread,
+    pressed,
     raised_inside,
 )
+from toolproof.tools.isolated import call_isolated
 from toolproof.world import thaw
+
+Isolation = Literal["in_process", "process"]
+"""Where a Python tool's calls run: in the harness's process, or a worker process each."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 INJECTED = ("world", "context")
@@ -166,6 +173,7 @@ class PythonTool(Tool):
         timeout_s: float | None = None,
     ) -> None:
         self.func = func
+        self.isolation: Isolation = "in_process"
         self.write = write
         self.is_async = inspect.iscoroutinefunction(func)
         self.own_timeout_s = timeout_s
@@ -206,13 +214,14 @@ class PythonTool(Tool):
             parameters=parameters,
         )
 
-    def bounded(self, timeout_s: float) -> PythonTool:
-        """This tool with its backend's timeout, unless it sets its own (a copy: two
-        backends of one module may differ)."""
-        if self.own_timeout_s is not None or timeout_s == self.timeout_s:
+    def bounded(self, timeout_s: float, isolation: Isolation = "in_process") -> PythonTool:
+        """This tool with its backend's timeout, unless it sets its own, and its backend's
+        isolation (a copy: two backends of one module may differ)."""
+        timeout = self.timeout_s if self.own_timeout_s is not None else timeout_s
+        if timeout == self.timeout_s and isolation == self.isolation:
             return self
         bound = copy.copy(self)
-        bound.timeout_s = timeout_s
+        bound.timeout_s, bound.isolation = timeout, isolation
         return bound
 
     def _integral(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -258,6 +267,15 @@ class PythonTool(Tool):
             kwargs["world"] = context.world
         if "context" in self.injected:
             kwargs["context"] = context
+        if self.isolation == "process":
+            return await call_isolated(
+                self.name,
+                lambda given: self.func(**given),
+                kwargs,
+                context,
+                is_async=self.is_async,
+                timeout_s=self.timeout_s,
+            )
         try:
             if self.is_async or not can_interrupt():
                 value = await self._elsewhere(kwargs)
@@ -283,23 +301,27 @@ class PythonTool(Tool):
             )
 
     def _crash(self, exc: BaseException) -> ToolCrashed | None:
-        """The crash a call that ended this way is: it ran past its timeout, or tried to end
-        the process (sys.exit, os._exit, a KeyboardInterrupt of its own). None for what must
-        go on up: Ctrl-C, a cancelled trial."""
+        """The crash a call that ended this way is: it ran past its timeout, tried to end,
+        signal or interrupt the process (sys.exit, os._exit, a KeyboardInterrupt of its own),
+        or raised any other BaseException (GeneratorExit, a CancelledError of its own, a
+        class of its own). None for what must go on up: Ctrl-C, a cancelled trial, an agent's
+        turn past its deadline."""
+        if isinstance(exc, TurnOverran) or pressed(exc):
+            return None
         if isinstance(exc, Overran):
             return ToolCrashed(
                 f"{self.name} did not return within {self.timeout_s:g} s (its timeout_s)"
             )
+        where = raised_at(exc, self.func) if exc.__traceback__ is not None else "?"
         if isinstance(exc, SystemExit | ProcessExit):
             how = "sys.exit" if isinstance(exc, SystemExit) else "os._exit"
-            return ToolCrashed(
-                f"{self.name} called {how}({exc.code!r}) (at {raised_at(exc, self.func)})"
-            )
-        if isinstance(exc, KeyboardInterrupt) and raised_inside(exc, self.folder):
-            return ToolCrashed(
-                f"{self.name} raised KeyboardInterrupt (at {raised_at(exc, self.func)})"
-            )
-        return None
+            return ToolCrashed(f"{self.name} called {how}({exc.code!r}) (at {where})")
+        if isinstance(exc, Refused):
+            return ToolCrashed(f"{self.name} called {exc.what}, refused (at {where})")
+        if isinstance(exc, KeyboardInterrupt) and not raised_inside(exc, self.folder):
+            return None
+        text = " ".join(f"{type(exc).__name__}: {exc}".split()).rstrip(":")
+        return ToolCrashed(f"{self.name} raised {text} (at {where})")
 
     async def _elsewhere(self, kwargs: dict[str, Any]) -> Any:
         """A call that cannot be interrupted by a timer signal, within its timeout: a
