@@ -296,6 +296,29 @@ def test_without_a_model_the_agents_calls_go_where_it_sends_them_and_are_recorde
     assert calls[0].tool_calls[0].arguments == {"order_id": "B"}
 
 
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [(None, "infra_error"), (500, "infra_error"), (429, "infra_error"), (400, "failed")],
+    ids=["nothing-listens", "server-error", "rate-limited", "bad-request"],
+)
+def test_without_a_model_a_provider_that_fails_is_an_infra_error_not_the_agents(
+    mini: Path, tmp_path: Path, status: int | None, outcome: str
+) -> None:
+    if status is None:
+        [result] = run(mini, "chat", "status", tmp_path)
+    else:
+        with model_server(lambda body: (status, {"error": {"message": "no"}})) as (url, _):
+            agents = tmp_path / "bridged_agents.py"
+            agents.write_text(agents.read_text().replace(NOWHERE, url))
+            [result] = run(mini, "chat", "status", tmp_path)
+    assert result.outcome == outcome
+    if outcome == "infra_error":
+        assert "openai-compatible/gpt-4o" in result.reason
+        assert "after the SDK's retries" in result.reason
+    else:
+        assert result.reason.startswith("agent_error")
+
+
 def test_an_agent_that_swallows_errors_is_still_cut_at_max_steps(
     mini: Path, tmp_path: Path
 ) -> None:

@@ -3,7 +3,11 @@
 `install` replaces `create` on the official clients' resources once per process (sync and
 async: OpenAI's chat completions and responses, Anthropic's messages) with a wrapper that
 asks for the active bridge: outside a trial's agent there is none and the call is the SDK's
-own, untouched; inside, the trial's bridge answers it or records it.
+own, untouched; inside, the trial's bridge answers it or records it. A call that goes where
+the agent sent it and fails on the provider's side after the SDK's own retries (no
+connection, a timeout, a rate limit, a 5xx) ends the trial as `infra_error`, as the run's
+own model calls do: the agent's code sees the SDK's exception, and the trial is not counted
+against it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from toolproof.agents.bridge.core import Wire, active
+from toolproof.agents.bridge.core import Bridge, Wire, active
+from toolproof.errors import InfraError
 
 _installed = False
 
@@ -32,18 +37,36 @@ def install() -> None:
     except ImportError:
         pass
     else:
+        import openai
+
+        failures = _failures(openai)
         for sync, async_, wire in (
             (Completions, AsyncCompletions, ChatWire()),
             (Responses, AsyncResponses, ResponsesWire()),
         ):
-            _wrap(sync, async_, wire, _openai_provider)
+            _wrap(sync, async_, wire, _openai_provider, failures)
     try:
         from anthropic.resources.messages import AsyncMessages, Messages
 
         from toolproof.agents.bridge.anthropic_wire import MessagesWire
     except ImportError:
         return
-    _wrap(Messages, AsyncMessages, MessagesWire(), lambda resource: "anthropic")
+    import anthropic
+
+    _wrap(
+        Messages, AsyncMessages, MessagesWire(), lambda resource: "anthropic", _failures(anthropic)
+    )
+
+
+def _failures(sdk: Any) -> tuple[type[BaseException], ...]:
+    """The SDK's exceptions for a provider that failed, not a request the agent got wrong."""
+    names = ("APIConnectionError", "RateLimitError", "InternalServerError")
+    return tuple(getattr(sdk, name) for name in names if hasattr(sdk, name))
+
+
+def _failed(bridge: Bridge, model: str, exc: BaseException) -> None:
+    """Mark the trial's infra failure: the provider failed after the SDK's retries."""
+    bridge.fail(InfraError(f"{model}: {type(exc).__name__} after the SDK's retries: {exc}"))
 
 
 Provider = Callable[[Any], str]
@@ -56,7 +79,13 @@ def _openai_provider(resource: Any) -> str:
     return "openai" if host in ("", "api.openai.com") else "openai-compatible"
 
 
-def _wrap(sync: type, async_: type, wire: Wire, provider: Provider) -> None:
+def _wrap(
+    sync: type,
+    async_: type,
+    wire: Wire,
+    provider: Provider,
+    failures: tuple[type[BaseException], ...],
+) -> None:
     original_sync: Callable[..., Any] = sync.create  # type: ignore[attr-defined]
     original_async: Callable[..., Any] = async_.create  # type: ignore[attr-defined]
 
@@ -69,8 +98,13 @@ def _wrap(sync: type, async_: type, wire: Wire, provider: Provider) -> None:
             return bridge.run_blocking(lambda: bridge.route(wire, params))
         _, started = bridge.begin()
         clock = time.perf_counter()
-        answer = original_sync(self, *args, **params)
-        bridge.passed(wire, _model(self, params, provider), answer, started, clock)
+        model = _model(self, params, provider)
+        try:
+            answer = original_sync(self, *args, **params)
+        except failures as exc:
+            _failed(bridge, model, exc)
+            raise
+        bridge.passed(wire, model, answer, started, clock)
         return answer
 
     @functools.wraps(original_async)
@@ -82,8 +116,13 @@ def _wrap(sync: type, async_: type, wire: Wire, provider: Provider) -> None:
             return await bridge.route(wire, params)
         _, started = bridge.begin()
         clock = time.perf_counter()
-        answer = await original_async(self, *args, **params)
-        bridge.passed(wire, _model(self, params, provider), answer, started, clock)
+        model = _model(self, params, provider)
+        try:
+            answer = await original_async(self, *args, **params)
+        except failures as exc:
+            _failed(bridge, model, exc)
+            raise
+        bridge.passed(wire, model, answer, started, clock)
         return answer
 
     sync.create = create  # type: ignore[attr-defined]
