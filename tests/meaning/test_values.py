@@ -84,6 +84,8 @@ def test_a_words_inflections_spellings_and_compounds_are_one_form() -> None:
     same("catalog", "catalogue", "catalogued")
     same("nonrefundable", "non-refundable", "non refundable", "Non-Refundable")
     same("email", "e-mail", "E-Mail")
+    same("more recent", "more recently")
+    same("week", "weekly")
     found_both_ways("Your order {} today.", "shipped", "ships")
 
 
@@ -97,6 +99,10 @@ def test_different_words_and_identifiers_keep_apart() -> None:
     assert not mentions("a note", "not")
     assert not mentions("I'll follow up", "UPS")
     assert not mentions("the status", "statue")
+    assert not mentions("only", "on")  # an adverb's -ly comes off only where it is one
+    assert not mentions("apply", "app")
+    assert not mentions("likely", "like")
+    assert not mentions("family", "fam")
     assert tokens("W11177 SH40258 order_cancelled") == ["w11177", "sh40258", "order_cancelled"]
     assert not mentions("status: order_cancelled", "cancelled")
 

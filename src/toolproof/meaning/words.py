@@ -28,9 +28,12 @@ STREET_WORDS = {
 too: both sides of a comparison read it so, and a name follows the title where a street
 name comes before the word, so "Dr. Lind" is still not "Lind Drive"."""
 
-_NOT_INFLECTED = frozenset({"news", "evening", "hatred"})
-"""Words whose -s, -ing or -ed is no inflection, where taking it off would meet another word
-("news" and "new", "evening" and "even", "hatred" and "hater")."""
+_NOT_INFLECTED = frozenset(
+    {"news", "evening", "hatred", "only", "early", "singly", "gently", "ugly", "likely"}
+)
+"""Words whose -s, -ing, -ed or -ly is no inflection, where taking it off would meet another
+word ("news" and "new", "evening" and "even", "hatred" and "hater", "only" and "on",
+"likely" and "like")."""
 
 _DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
 """Consonants an -ed or -ing doubles ("shipped", "planning"); "ll" is step 5's."""
@@ -106,7 +109,13 @@ def _stem(word: str) -> str:
     word = _past_or_progressive(word, vowels, r1)
     if word.endswith("y") and len(word) > 2 and not vowels[len(word) - 2]:
         word = word[:-1] + "i"  # "carry" as "carries" leaves it: one form for both
+    if word.endswith("li") and len(word) - 2 >= max(r1, 3) and word[-3] in _LI_ENDINGS:
+        word = word[:-2]  # "recently" as "recent", "weekly" as "week" (Porter2's step 2)
     return _final_e_or_l(word, vowels, r1, r2)
+
+
+_LI_ENDINGS = frozenset("cdeghkmnrt")
+"""The letters after which Porter2 takes an adverb's "-ly" off ("recent-ly", not "app-ly")."""
 
 
 def _vowels(word: str) -> list[bool]:
