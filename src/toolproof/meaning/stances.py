@@ -47,7 +47,7 @@ _CORRECTION = re.compile(
 _RULED_OUT = re.compile(
     r"\b(?:full|booked|taken|unavailable|too \w+|already|off|busy|closed|out of|only|"
     r"instead of|rather than|in place of|replacing|other|previous|old|former|earlier|"
-    r"regular|usual|past)\b",
+    r"regular|usual|past|also|in case)\b",
     re.IGNORECASE,
 )
 """Words by which a clause sets a value aside ("D1 is full", "the smaller vans are too
