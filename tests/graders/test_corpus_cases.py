@@ -55,6 +55,8 @@ def verdict_of(file: str, case_id: str, rule: str) -> tuple[bool, str]:
         ("clinic", "okafor-thursday-afternoon/h-half-past-two", "must_say"),
         # another value offered as well ("There's also a 9:00 slot ...") is no rival
         ("clinic", "okafor-thursday-afternoon/h-morning-aside", "must_say"),
+        # "That would be Dr. Okafor": a name is never put in the future
+        ("clinic", "earliest-dermatologist/h-later-openings-context", "must_say"),
         ("logistics-dispatch", "reschedule-weekend-refused/refuse-since-mon-fri-dash", "must_say"),
         # the circumstance of a denied doing is said
         ("clinic", "late-cancel-refused/h-policy-doesnt-let", "must_say"),  # within 24 hours

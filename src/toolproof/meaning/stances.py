@@ -126,7 +126,7 @@ def stance(fact: Fact, messages: Sequence[Said]) -> Stance:
             and not _enumerated(reading, fact, facts, beside)
         ):
             beside = []
-        committed = [p for p in facts if _commits(reading, p)]
+        committed = [p for p in facts if _commits(reading, p, fact.names)]
         if committed and not said.sourced:
             if out.status == "missing":
                 out.status = "unsourced"
@@ -315,12 +315,15 @@ def _positions(reading: Reading, forms: Sequence[list[str]]) -> list[int]:
     return sorted({p for form in forms for p in reading.find(form)})
 
 
-def _commits(reading: Reading, position: int) -> bool:
+def _commits(reading: Reading, position: int, name: bool = False) -> bool:
+    """The clause states the value: not denied, not hedged, and (unless it is a name, which
+    nothing puts in the future: "That would be Dr. Okafor") not said of what has not
+    happened."""
     clause = reading.clause_at(position)
     return (
         not _denies(reading, clause, position)
         and not clause.hedged
-        and not _unreal(reading, position)
+        and (name or not _unreal(reading, position))
     )
 
 
