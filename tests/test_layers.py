@@ -53,7 +53,7 @@ ALLOWED: dict[str, set[str]] = {
     # the live runtime, the gateway every tool call passes through, the loaded suite
     "runtime": uses("errors redact registry spec tools transcript"),
     "gateway": uses("errors seeds spec tools transcript world"),
-    "suite": uses("meaning errors files gateway runtime spec tools world"),
+    "suite": uses("meaning errors files gateway graders runtime spec tools world"),
     # pure: grading and metrics are functions of data
     "graders": uses("meaning registry spec transcript world"),
     "records": uses("graders models redact spec transcript world"),  # what the store keeps

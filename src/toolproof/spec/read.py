@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from toolproof.errors import SuiteError
 from toolproof.spec.files import FileProblem, gunzip, read_file
+from toolproof.spec.policy import RULE_MODELS, RuleModels
 from toolproof.spec.source import SUITE_FILE, SuiteSource, shown, validate, validation_problems
 from toolproof.spec.suite import SuiteFile
 from toolproof.spec.task import Task, TaskSpec
@@ -23,8 +24,10 @@ from toolproof.spec.yamlload import MAX_DEPTH, LineDict, LineList, line_of, load
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".json.gz")
 
 
-def read_suite(path: str | Path) -> SuiteSource:
+def read_suite(path: str | Path, rules: RuleModels | None = None) -> SuiteSource:
     """A suite folder (or its suite.yaml) as its files say, with every problem found.
+    `rules` reads each entry of `policy_rules:` by its rule's own model (without it they are
+    kept as given: `UnresolvedRule`).
 
     Raises SuiteError only when there is nothing to read on from: no suite.yaml, or one that
     is not YAML or not a mapping."""
@@ -48,7 +51,7 @@ def read_suite(path: str | Path) -> SuiteSource:
         raise SuiteError.at(where, 1, "suite.yaml must be a mapping of fields")
     _old_names(source, raw)
     entries = raw.get("tasks")
-    source.file = _suite_file(source, _without_tasks(raw))
+    source.file = _suite_file(source, _without_tasks(raw), rules)
     if "tasks" in raw and not isinstance(entries, list):
         source.suite_problem(["tasks"], "tasks must be a list")
     if source.file is not None:
@@ -92,12 +95,12 @@ DETACHABLE = frozenset(
 )
 
 
-def _suite_file(source: SuiteSource, raw: LineDict) -> SuiteFile | None:
+def _suite_file(source: SuiteSource, raw: LineDict, rules: RuleModels | None) -> SuiteFile | None:
     """suite.yaml as a SuiteFile. When only detachable sections are unsound, their problems
     are reported and the file is read without them (so `source.problems` is not empty and
     the suite never runs); otherwise None."""
     try:
-        return SuiteFile.model_validate(raw)
+        return SuiteFile.model_validate(raw, context={RULE_MODELS: rules} if rules else None)
     except ValidationError as exc:
         source.problems.extend(validation_problems(exc, raw, source.where))
         errors = [(error["loc"], error["type"]) for error in exc.errors()]

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from toolproof.errors import Problem, SuiteError
+from toolproof.graders.rules import rule_model
 from toolproof.runtime import discover
 from toolproof.spec.backends import Backend, PythonBackend
 from toolproof.spec.read import read_suite
@@ -31,7 +32,7 @@ from toolproof.world import freeze
 
 def load_suite(path: str | Path) -> Suite:
     """Load and check a suite folder (or its suite.yaml); raises SuiteError with every problem."""
-    source = read_suite(path)
+    source = read_suite(path, rule_model)
     file = source.file
     if file is None:
         raise SuiteError(located(source))
