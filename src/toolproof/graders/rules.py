@@ -123,7 +123,7 @@ def policy_rule(
 
 def rule_model(name: str) -> type[PolicyRuleSpec]:
     """The settings' model of the rule `name`, for reading `policy_rules:`; an unknown name
-    says which rules exist."""
+    says which rules exist (a plug-in's rule that fails to import is a usage error)."""
     if name not in POLICY_RULES:
         raise ValueError(f"unknown policy rule '{name}'; rules: {POLICY_RULES.known()}")
     return POLICY_RULES.get(name).spec
