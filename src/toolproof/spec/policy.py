@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import (
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WithJsonSchema,
+    WrapValidator,
+)
 
 from toolproof.spec.base import Strict
 
@@ -141,4 +148,20 @@ def _rule_entry(value: Any, handler: ValidatorFunctionWrapHandler, info: Validat
     return (models(name) if models else UnresolvedRule).model_validate(data)
 
 
-PolicyRuleEntry = Annotated[PolicyRuleSpec, WrapValidator(_rule_entry)]
+RULE_ENTRY_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "description": "A rule's name: the rule with its defaults."},
+        {
+            "type": "object",
+            "properties": {"rule": {"type": "string"}},
+            "required": ["rule"],
+            "description": "A rule's name under `rule:`, with the settings its model reads.",
+        },
+    ]
+}
+"""What `toolproof schema suite` says of an entry: which settings a rule reads is its own
+model's to say, as registered."""
+
+PolicyRuleEntry = Annotated[
+    PolicyRuleSpec, WrapValidator(_rule_entry), WithJsonSchema(RULE_ENTRY_SCHEMA)
+]
