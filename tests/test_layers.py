@@ -54,7 +54,7 @@ ALLOWED: dict[str, set[str]] = {
     # the live runtime, the gateway every tool call passes through, the loaded suite
     "runtime": uses("errors redact registry spec tools transcript world"),
     "gateway": uses("bigints errors seeds spec tools transcript world"),
-    "suite": uses("meaning errors files gateway runtime spec tools world"),
+    "suite": uses("meaning errors files gateway graders runtime spec tools users world"),
     # pure: grading and metrics are functions of data
     "graders": uses("meaning registry spec transcript world"),
     "records": uses("graders models redact spec transcript world"),  # what the store keeps
@@ -64,7 +64,7 @@ ALLOWED: dict[str, set[str]] = {
     "summaries": uses("metrics store"),
     "labelling": uses("errors files metrics records store"),  # human labels and agreement
     # users and agents, and the runner that plays a trial and a run
-    "users": uses("meaning errors models seeds spec tools transcript"),
+    "users": uses("meaning errors models registry seeds spec tools transcript"),
     "agents": uses(
         "config meaning errors gateway graders models redact registry seeds spec suite tools"
         " transcript users"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import MINI_FILES, write_files
+from tests.support import MINI_FILES, line_with, write_files
 from toolproof.errors import UsageError
 from toolproof.registry import PLUGIN_GROUP, Registry, installed_plugins
 
@@ -107,6 +107,50 @@ def test_an_installed_packages_agent_provider_and_grader_run_by_name(tmp_path: P
     kind = toolproof(site, "run", shop, "--agent", "clerk", *once, "--json", tmp_path / "k.json")
     assert kind.returncode == 0, kind.stderr
     assert task_passes(tmp_path / "k.json") == {"status": (1, [])}
+
+
+SIGNED_RULES = """
+policy_rules: [confirm_before_write, signed_replies]
+personas:
+  loud: {use: [shouty]}
+"""
+
+
+@pytest.mark.slow
+def test_an_installed_packages_policy_rule_and_persona_are_used_by_name(tmp_path: Path) -> None:
+    site = documented_package(tmp_path / "site")
+    text = MINI_FILES["suite.yaml"].replace("policy_rules: [confirm_before_write]\n", "")
+    suite = write_files(tmp_path / "mini", {**MINI_FILES, "suite.yaml": text + SIGNED_RULES})
+    sound = toolproof(site, "validate", suite)
+    assert sound.returncode == 0, sound.stdout + sound.stderr  # the oracle signs its replies
+
+    once = ["--trials", "1", "--k", "1", "--store", tmp_path / "runs.db"]
+    loud = ["--persona", "loud", "--json", tmp_path / "o.json"]
+    oracle = toolproof(site, "run", suite, "--agent", "oracle", *once, *loud)
+    assert oracle.returncode == 0, oracle.stderr
+    summary = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
+    assert summary["counts"]["passed"] == summary["counts"]["total"] == 4  # plain, and loud
+    assert summary["personas"]["loud"]["pass@1"] == 1.0
+
+    clerk = toolproof(site, "run", suite, "--agent", "clerk", *once, "--json", tmp_path / "c.json")
+    assert clerk.returncode == 0, clerk.stderr
+    assert task_passes(tmp_path / "c.json")["status"] == (1, [])  # the clerk signs too
+
+    broken = install(
+        tmp_path / "broken",
+        "acme-broken",
+        {"acme_broken.py": BROKEN},
+        {"policy.signed_replies": "acme_broken:clerk"},
+    )
+    failed = toolproof(broken, "validate", suite)
+    assert failed.returncode == 2
+    line = line_with((suite / "suite.yaml").read_text(encoding="utf-8"), "signed_replies")
+    assert f"suite.yaml:{line}: policy_rules.1: " in failed.stderr + failed.stdout
+    assert "policy rule 'signed_replies' of plug-in package 'acme-broken'" in failed.stdout + (
+        failed.stderr
+    )
+    assert "No module named 'acme_sdk'" in failed.stdout + failed.stderr
+    assert "Traceback" not in failed.stderr
 
 
 SHOP_FILES = {

@@ -12,7 +12,7 @@ from events import call, say, transcript
 from toolproof.agents.baselines import RetryingOracle
 from toolproof.agents.registry import desk
 from toolproof.graders import BLAME_RULES, PARTIES, Failure, Verdict, assign_blame
-from toolproof.graders.blame import RETRY_ATTEMPTS
+from toolproof.graders.blame import RETRY_ATTEMPTS, blame_rule, tried
 from toolproof.meaning.dialogue import asks_confirmation
 from toolproof.runner.grading import listener
 from toolproof.spec.user import UserSpec
@@ -219,7 +219,37 @@ def test_a_broken_policy_rule_is_the_agents_fault_naming_the_rule() -> None:
 
 
 def test_every_blame_rule_is_named_once_and_names_a_party() -> None:
-    names = [name for name, _, _ in BLAME_RULES]
-    assert len(names) == len(set(names))
-    assert {party for _, party, _ in BLAME_RULES} == set(PARTIES)
+    rules = tried()
+    names = [rule.name for rule in rules]
+    assert len(names) == len(set(names)) == len(list(BLAME_RULES)) == 9
+    assert {rule.party for rule in rules} == set(PARTIES)
+    assert names[0] == "tool_crashed"
     assert names[-1] == "expectation_failed"
+
+
+def test_a_blame_rule_added_from_a_test_module_is_tried_with_its_partys_rules() -> None:
+    """`flaky_network` puts a failure whose tool timed out on the environment: registered
+    after every built-in, it is still tried before the agent's rules."""
+
+    @blame_rule("flaky_network", party="environment")
+    def flaky_network(trial: Failure) -> str | None:
+        timed_out = [e for e in trial.transcript.tool_calls() if e.error_kind == "timeout"]
+        return f"{timed_out[0].canonical_name} timed out" if timed_out else None
+
+    timeout = transcript(say("user", "Cancel W1"), call("get_order", "slow", error="timeout"))
+    broken = Verdict(grader="read_before_write", passed=False, reason="no read")
+    try:
+        assert [r.name for r in tried()][2] == "flaky_network"
+        blame = assign_blame(failure(timeout, broken))
+        assert (blame.party, blame.rule, blame.reason) == (
+            "environment",
+            "flaky_network",
+            "get_order timed out",
+        )
+        assert blamed(failure(transcript(say("user", "hi")), broken)) == (
+            "agent",
+            "policy_violation",
+        )
+    finally:
+        BLAME_RULES.unregister("flaky_network")
+    assert blamed(failure(timeout, broken)) == ("agent", "policy_violation")

@@ -9,7 +9,7 @@ from events import say, transcript
 from pydantic import TypeAdapter
 
 from toolproof.graders import Evidence, grade
-from toolproof.graders.policy import confirm_before_write
+from toolproof.graders.consent import confirm_before_write
 from toolproof.spec.expectations import Expectations
 from toolproof.spec.policy import ConfirmBeforeWrite, PolicyRuleEntry
 from toolproof.transcript import ToolCallEvent, Transcript

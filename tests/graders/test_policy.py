@@ -9,16 +9,15 @@ from events import call, say, transcript
 from pydantic import TypeAdapter, ValidationError
 
 from toolproof.graders import Evidence, grade, violations
-from toolproof.graders.policy import (
-    identify_before_access,
-    no_other_customer_data,
-    read_before_write,
-    refuse_with_reason,
-)
+from toolproof.graders.policy import identify_before_access, read_before_write
+from toolproof.graders.privacy import no_other_customer_data
+from toolproof.graders.refusal import refuse_with_reason
+from toolproof.graders.rules import rule_model
 from toolproof.meaning.clauses import read
 from toolproof.meaning.declining import declines
 from toolproof.spec.expectations import Expectations
 from toolproof.spec.policy import (
+    RULE_MODELS,
     IdentifyBeforeAccess,
     NoOtherCustomerData,
     PolicyRuleEntry,
@@ -32,9 +31,14 @@ from toolproof.world import World
 RULE = TypeAdapter(PolicyRuleEntry)
 
 
+READ_BY_RULE = {RULE_MODELS: rule_model}
+"""Entries of `policy_rules:` read by their rule's model, as the suite loader reads them."""
+
+
 def suite_file(rules: list[Any]) -> SuiteFile:
     return SuiteFile.model_validate(
-        {"name": "s", "backends": {}, "tools": {}, "tasks": [], "policy_rules": rules}
+        {"name": "s", "backends": {}, "tools": {}, "tasks": [], "policy_rules": rules},
+        context=READ_BY_RULE,
     )
 
 
@@ -315,7 +319,9 @@ def test_an_unknown_or_repeated_policy_rule_is_refused_with_the_rules_that_exist
     with pytest.raises(ValidationError, match="'confirm_before_write' is given twice"):
         suite_file(["confirm_before_write", "confirm_before_write"])
     with pytest.raises(ValidationError, match="identify"):
-        RULE.validate_python({"rule": "identify_before_access", "access": ["get_order"]})
+        RULE.validate_python(
+            {"rule": "identify_before_access", "access": ["get_order"]}, context=READ_BY_RULE
+        )
 
 
 def test_a_broken_rule_fails_the_trial_and_is_named_among_the_violations() -> None:

@@ -19,8 +19,8 @@ from toolproof.suite import load_suite
 from toolproof.transcript import Transcript
 from toolproof.users.personas import (
     BUILTIN_PERSONAS,
-    CONFUSING,
     Persona,
+    confusing,
     leaked,
     perform,
     resolve_persona,
@@ -79,7 +79,7 @@ def test_each_persona_keeps_every_goal_detail_and_the_yes(name: str) -> None:
         assert any(r.say.lower().startswith("yes") for r in user.replies)
 
 
-@pytest.mark.parametrize("name", sorted(CONFUSING))
+@pytest.mark.parametrize("name", sorted(confusing()))
 def test_a_confusing_persona_marks_a_message_it_says(name: str) -> None:
     for seed in range(10):
         done = perform(resolve_persona(name, {}), CANCEL, random.Random(seed))

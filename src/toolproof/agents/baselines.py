@@ -18,10 +18,10 @@ from toolproof.graders.base import allowed_values, by_field, describe_call
 from toolproof.graders.communication import fielded
 from toolproof.graders.identity import given_by_user
 from toolproof.graders.refusal import shown_values
+from toolproof.graders.rules import compliance
 from toolproof.meaning.actions import name_words, named_at, vocabulary
 from toolproof.meaning.clauses import read
 from toolproof.meaning.dialogue import is_affirmative
-from toolproof.spec.policy import IdentifyBeforeAccess, NoOtherCustomerData
 from toolproof.tools.base import ToolResult
 from toolproof.transcript import Transcript
 
@@ -67,13 +67,9 @@ class OracleAgent(Agent):
         self.context = context
         expect = context.task.spec.expect
         self.pending = list(expect.actions or [])
-        self.confirm = "confirm_before_write" in context.suite.file.rule_names()
-        self.identify = {
-            tool
-            for rule in context.suite.file.policy_rules
-            if isinstance(rule, IdentifyBeforeAccess | NoOtherCustomerData) and rule.user_given
-            for tool in rule.identify
-        }
+        self.keeps = compliance(context.suite.file.policy_rules)
+        self.confirm = self.keeps.confirm_writes
+        self.identify = self.keeps.on_user_values
         self.writes = frozenset(name for name, b in context.suite.tools.items() if b.write)
         self.reads = frozenset(name for name, b in context.suite.tools.items() if not b.write)
         self.said = {name: b.schema.description for name, b in context.suite.tools.items()}
@@ -97,6 +93,10 @@ class OracleAgent(Agent):
         return True
 
     async def reply(self, message: str, tools: Gateway) -> str:
+        return self.keeps.say(await self.answer(message, tools))
+
+    async def answer(self, message: str, tools: Gateway) -> str:
+        """The oracle's reply before the rules' rewrites (`Compliance.reply`)."""
         if self.done:
             return "You're welcome. Is there anything else?"
         if self.asked and not is_affirmative(message):
@@ -596,12 +596,7 @@ def _parameter_for(parameters: dict[str, Any], value: str) -> str | None:
 
 def _identifying_tools(context: TrialContext) -> set[str]:
     """The tools the suite's policy says identify the user."""
-    return {
-        tool
-        for rule in context.suite.file.policy_rules
-        if isinstance(rule, IdentifyBeforeAccess | NoOtherCustomerData)
-        for tool in rule.identify
-    }
+    return set(compliance(context.suite.file.policy_rules).identifies)
 
 
 ADVERSARIES: dict[str, type[Adversary]] = {

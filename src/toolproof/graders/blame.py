@@ -2,7 +2,9 @@
 grader, and the named rule that decided it.
 
 A failure counts against the agent only once the explicit rules below have found no one
-else at fault. They are tried in order, and the first that applies decides:
+else at fault. They are tried in order, and the first that applies decides (each is a
+registration in `BLAME_RULES`: `@blame_rule(NAME, party=...)` adds one, tried with its
+party's rules):
 
 - environment: a tool crashed (an unexpected exception, not an error the tool meant to
   return), or an injected fault never cleared (every attempt of one call failed with it,
@@ -38,11 +40,49 @@ from toolproof.graders.base import Verdict
 from toolproof.graders.policy import violations
 from toolproof.meaning.dialogue import holds
 from toolproof.meaning.values import tokens
+from toolproof.registry import Registry
 from toolproof.spec.user import UserSpec, When
 from toolproof.transcript import MessageEvent, ToolCallEvent, Transcript
 
 Party = Literal["agent", "user_simulator", "environment", "grader"]
 PARTIES: tuple[Party, ...] = ("agent", "user_simulator", "environment", "grader")
+
+TRIED: tuple[Party, ...] = ("environment", "user_simulator", "grader", "agent")
+"""The order the parties' rules are tried in: a trial whose tools or user misbehaved says
+nothing reliable about the agent."""
+
+FALLBACK = "expectation_failed"
+"""The agent's rule that always applies, tried after every other."""
+
+
+@dataclass(frozen=True)
+class BlameRule:
+    """A named rule that puts a failure on a party, with the reason; None: it does not
+    apply."""
+
+    name: str
+    party: Party
+    applies: Callable[[Failure], str | None]
+
+
+BLAME_RULES: Registry[BlameRule] = Registry("blame rule", plugins="blame")
+"""Every blame rule by name; installed packages add theirs as `blame.NAME` entry points
+(a factory returning a `BlameRule`)."""
+
+
+def blame_rule(
+    name: str, *, party: Party
+) -> Callable[[Callable[[Failure], str | None]], Callable[[Failure], str | None]]:
+    """Register the decorated function as the blame rule `name` of `party`: it is tried
+    with that party's rules, after those registered before it."""
+
+    def add(applies: Callable[[Failure], str | None]) -> Callable[[Failure], str | None]:
+        rule = BlameRule(name, party, applies)
+        BLAME_RULES.register(name)(lambda: rule)
+        return applies
+
+    return add
+
 
 RETRY_ATTEMPTS = 8
 """Attempts the retrying oracle makes of one call (`RetryingOracle.attempts`): an injected
@@ -87,6 +127,7 @@ class Failure:
 # ---------------------------------------------------------------- environment
 
 
+@blame_rule("tool_crashed", party="environment")
 def tool_crashed(trial: Failure) -> str | None:
     for call in trial.transcript.tool_calls():
         if call.is_error and call.fault is None and call.error_kind in CRASH_KINDS:
@@ -94,6 +135,7 @@ def tool_crashed(trial: Failure) -> str | None:
     return None
 
 
+@blame_rule("fault_never_cleared", party="environment")
 def fault_never_cleared(trial: Failure) -> str | None:
     attempts: dict[str, list[ToolCallEvent]] = defaultdict(list)
     for call in trial.transcript.tool_calls():
@@ -121,6 +163,7 @@ def _simulated(trial: Failure) -> bool:
     return bool(trial.transcript.model_calls("user"))
 
 
+@blame_rule("user_ended_early", party="user_simulator")
 def user_ended_early(trial: Failure) -> str | None:
     """Replays the task's scripted turns over the agent's replies, each trigger heard as the
     scripted user would have heard it at that reply: where the script would still have said
@@ -159,6 +202,7 @@ def _digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 
 
+@blame_rule("user_invented_detail", party="user_simulator")
 def user_invented_detail(trial: Failure) -> str | None:
     """A detail is a token with a digit (an order id, an amount, a date); it is given when
     its digits occur in a number of the scenario or of an agent message before it."""
@@ -199,6 +243,7 @@ def _undecided_only(trial: Failure) -> bool:
     return not trial.cut and bool(trial.failing) and not any(v.decided for v in trial.failing)
 
 
+@blame_rule("check_errored", party="grader")
 def check_errored(trial: Failure) -> str | None:
     if not _undecided_only(trial):
         return None
@@ -208,6 +253,7 @@ def check_errored(trial: Failure) -> str | None:
     return None
 
 
+@blame_rule("grader_undecided", party="grader")
 def grader_undecided(trial: Failure) -> str | None:
     if not _undecided_only(trial):
         return None
@@ -218,15 +264,18 @@ def grader_undecided(trial: Failure) -> str | None:
 # ---------------------------------------------------------------- the agent
 
 
+@blame_rule("agent_cut_off", party="agent")
 def agent_cut_off(trial: Failure) -> str | None:
     return f"{trial.ended}: {trial.cut}" if trial.cut else None
 
 
+@blame_rule("policy_violation", party="agent")
 def policy_violation(trial: Failure) -> str | None:
     broken = violations(trial.verdicts)
     return f"broke {', '.join(broken)}" if broken else None
 
 
+@blame_rule("expectation_failed", party="agent")
 def expectation_failed(trial: Failure) -> str | None:
     decided = [v for v in trial.failing if v.decided]
     if decided:
@@ -234,24 +283,17 @@ def expectation_failed(trial: Failure) -> str | None:
     return "the trial failed"
 
 
-BLAME_RULES: tuple[tuple[str, Party, Callable[[Failure], str | None]], ...] = (
-    ("tool_crashed", "environment", tool_crashed),
-    ("fault_never_cleared", "environment", fault_never_cleared),
-    ("user_ended_early", "user_simulator", user_ended_early),
-    ("user_invented_detail", "user_simulator", user_invented_detail),
-    ("check_errored", "grader", check_errored),
-    ("grader_undecided", "grader", grader_undecided),
-    ("agent_cut_off", "agent", agent_cut_off),
-    ("policy_violation", "agent", policy_violation),
-    ("expectation_failed", "agent", expectation_failed),
-)
-"""(name, party, rule) in the order they are tried; the last always applies."""
-
-
 def assign_blame(trial: Failure) -> Blame:
     """The first rule that applies to a failed trial decides who it is to blame on."""
-    for name, party, rule in BLAME_RULES:
-        reason = rule(trial)
+    for rule in tried():
+        reason = rule.applies(trial)
         if reason is not None:
-            return Blame(party=party, rule=name, reason=reason)
+            return Blame(party=rule.party, rule=rule.name, reason=reason)
     raise AssertionError("expectation_failed always applies")
+
+
+def tried() -> list[BlameRule]:
+    """Every blame rule in the order they are tried: by party (`TRIED`), in the order they
+    were registered within one, and `expectation_failed`, which always applies, last."""
+    rules = [BLAME_RULES.get(name) for name in BLAME_RULES]
+    return sorted(rules, key=lambda r: (TRIED.index(r.party), r.name == FALLBACK))

@@ -3,24 +3,26 @@
 Each rule reads the transcript in order, as the conversation happened, and fails at the
 first event that breaks it, naming it. A suite configures its rules in `policy_rules`
 (`toolproof.spec.policy`: which tools identify the user, which reach into an account, which
-fields are a customer's data, which read must come before which write).
+fields are a customer's data, which read must come before which write). Every rule is a
+registration in `POLICY_RULES` (`toolproof.graders.rules`); this module holds the checks of
+the built-in rules that have no module of their own, and their settings checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from toolproof.graders.base import Evidence, Verdict
-from toolproof.graders.consent import confirm_before_write
 from toolproof.graders.identity import identifies
-from toolproof.graders.privacy import no_other_customer_data
-from toolproof.graders.refusal import refuse_with_reason
+from toolproof.graders.rules import POLICY_RULES, Compliance, RuleSettings, resolved
 from toolproof.meaning.records import Records
+from toolproof.meaning.values import tokens
 from toolproof.spec.policy import (
     IdentifyBeforeAccess,
+    NoOtherCustomerData,
     PolicyRuleSpec,
     ReadBeforeWrite,
+    RefuseWithReason,
     RequiredRead,
 )
 from toolproof.transcript import MessageEvent, ToolCallEvent
@@ -128,23 +130,53 @@ def _held(rule: PolicyRuleSpec, reason: str) -> Verdict:
     return Verdict(grader=rule.rule, passed=True, reason=reason)
 
 
-Rule = Callable[[Any, Evidence], Verdict]
-
-RULES: dict[str, Rule] = {
-    "confirm_before_write": confirm_before_write,
-    "identify_before_access": identify_before_access,
-    "no_other_customer_data": no_other_customer_data,
-    "read_before_write": read_before_write,
-    "refuse_with_reason": refuse_with_reason,
-}
-"""Each rule of `policy_rules` by name; its verdict carries the same name."""
-
-
 def check_policy(rules: list[PolicyRuleSpec], evidence: Evidence) -> list[Verdict]:
     """One verdict per configured rule, in the suite's order."""
-    return [RULES[rule.rule](rule, evidence) for rule in rules]
+    return [POLICY_RULES.get(rule.rule).check(resolved(rule), evidence) for rule in rules]
 
 
 def violations(verdicts: list[Verdict]) -> list[str]:
     """The policy rules a trial's verdicts show broken."""
-    return [v.grader for v in verdicts if v.grader in RULES and not v.passed]
+    return [v.grader for v in verdicts if not v.passed and v.grader in POLICY_RULES]
+
+
+# ---------------------------------------------------------------- settings and compliance
+
+
+def identified_settings(rule: IdentifyBeforeAccess | NoOtherCustomerData, at: RuleSettings) -> None:
+    """The user is identified by reads the suite has."""
+    for j, name in enumerate(rule.identify):
+        at.tool(["identify", j], name, "read")
+
+
+def identify_settings(rule: IdentifyBeforeAccess, at: RuleSettings) -> None:
+    """Identifying reads, and account tools, the suite has."""
+    identified_settings(rule, at)
+    for j, name in enumerate(rule.access):
+        at.tool(["access", j], name)
+
+
+def identifying(rule: IdentifyBeforeAccess | NoOtherCustomerData) -> Compliance:
+    """The oracle identifies the user, on what the user gave where the rule wants that."""
+    tools = frozenset(rule.identify)
+    return Compliance(identifies=tools, on_user_values=tools if rule.user_given else frozenset())
+
+
+def read_settings(rule: ReadBeforeWrite, at: RuleSettings) -> None:
+    """A required read guards a write, and matches the write's own arguments."""
+    for j, required in enumerate(rule.require):
+        at.tool(["require", j, "read"], required.read, "read")
+        write = at.tool(["require", j, "write"], required.write, "write")
+        known = set(write.get("properties", {})) if write is not None else set()
+        for arg in required.match if write is not None else []:
+            if arg not in known:
+                at.problem(
+                    ["require", j, "match", arg], f"{required.write} has no argument '{arg}'"
+                )
+
+
+def reason_settings(rule: RefuseWithReason, at: RuleSettings) -> None:
+    """Each reason has words to look for."""
+    for j, reason in enumerate(rule.reasons or []):
+        if not tokens(reason):
+            at.problem(["reasons", j], f"reason {reason!r} has no letters or digits to look for")

@@ -40,7 +40,6 @@ from toolproof.spec.model_settings import (
     url_problem,
 )
 from toolproof.spec.policy import (
-    POLICY_RULES,
     ConfirmBeforeWrite,
     IdentifyBeforeAccess,
     NoOtherCustomerData,
@@ -77,7 +76,6 @@ __all__ = [
     "CRITERION_NAME",
     "OUTCOME_LABEL",
     "PERSONA_NAME",
-    "POLICY_RULES",
     "SHORTCUTS",
     "TASK_ID",
     "Action",

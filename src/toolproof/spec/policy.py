@@ -1,23 +1,48 @@
-"""The policy rules a suite names under `policy_rules:`, checked on every task's transcript
-(`toolproof.graders.policy` checks them)."""
+"""The policy rules a suite names under `policy_rules:`, checked on every task's transcript.
+
+Each rule's settings have their own model, a `PolicyRuleSpec`; which model reads an entry
+is the rule registry's to say (`toolproof.graders.rules`), passed in when the suite is read
+(the validation context's `RULE_MODELS`), so a rule added elsewhere is read like these.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import (
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WithJsonSchema,
+    WrapValidator,
+)
 
 from toolproof.spec.base import Strict
 
 
-class ConfirmBeforeWrite(Strict):
+class PolicyRuleSpec(Strict):
+    """A rule's entry under `policy_rules:`: its name, and the settings its model adds."""
+
+    rule: str
+
+
+class UnresolvedRule(PolicyRuleSpec):
+    """A rule read without the registry to say its model: its settings kept as given, read
+    by its own model when the rule is used."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class ConfirmBeforeWrite(PolicyRuleSpec):
     """Every call of a write tool follows the agent's request for confirmation and the
     user's yes."""
 
     rule: Literal["confirm_before_write"]
 
 
-class IdentifyBeforeAccess(Strict):
+class IdentifyBeforeAccess(PolicyRuleSpec):
     """No tool reaches into an account before the user has been identified."""
 
     rule: Literal["identify_before_access"]
@@ -38,7 +63,7 @@ class IdentifyBeforeAccess(Strict):
     )
 
 
-class NoOtherCustomerData(Strict):
+class NoOtherCustomerData(PolicyRuleSpec):
     """The agent never tells the user data of a record that is not the user's own."""
 
     rule: Literal["no_other_customer_data"]
@@ -78,14 +103,14 @@ class RequiredRead(Strict):
     )
 
 
-class ReadBeforeWrite(Strict):
+class ReadBeforeWrite(PolicyRuleSpec):
     """Writes the policy allows only after a check: the read must come first."""
 
     rule: Literal["read_before_write"]
     require: list[RequiredRead] = Field(min_length=1)
 
 
-class RefuseWithReason(Strict):
+class RefuseWithReason(PolicyRuleSpec):
     """A refusal says why; a request a system refused is answered with the reason."""
 
     rule: Literal["refuse_with_reason"]
@@ -103,33 +128,40 @@ class RefuseWithReason(Strict):
     )
 
 
-PolicyRuleSpec = Annotated[
-    ConfirmBeforeWrite
-    | IdentifyBeforeAccess
-    | NoOtherCustomerData
-    | ReadBeforeWrite
-    | RefuseWithReason,
-    Field(discriminator="rule"),
-]
+RuleModels = Callable[[str], type[PolicyRuleSpec]]
+"""The settings' model of a rule by its name; raises ValueError naming the rules that exist."""
 
-POLICY_RULES: tuple[str, ...] = (
-    "confirm_before_write",
-    "identify_before_access",
-    "no_other_customer_data",
-    "read_before_write",
-    "refuse_with_reason",
-)
+RULE_MODELS = "policy_rule_models"
+"""The validation context's key for the `RuleModels` that read `policy_rules:`."""
 
 
-def _rule_entry(value: Any) -> Any:
+def _rule_entry(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
     """A rule given by its name alone (`- confirm_before_write`) is that rule with its
-    defaults; an unknown name says which rules exist."""
-    name = (
-        value if isinstance(value, str) else value.get("rule") if isinstance(value, dict) else None
-    )
-    if isinstance(name, str) and name not in POLICY_RULES:
-        raise ValueError(f"unknown policy rule '{name}'; rules: {', '.join(POLICY_RULES)}")
-    return {"rule": value} if isinstance(value, str) else value
+    defaults; a mapping names it under `rule:`, read by that rule's model."""
+    if isinstance(value, PolicyRuleSpec):
+        return value
+    data = {"rule": value} if isinstance(value, str) else value
+    name = data.get("rule") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ValueError("give a rule's name, or a mapping with the rule's name under 'rule:'")
+    models: RuleModels | None = (info.context or {}).get(RULE_MODELS)
+    return (models(name) if models else UnresolvedRule).model_validate(data)
 
 
-PolicyRuleEntry = Annotated[PolicyRuleSpec, BeforeValidator(_rule_entry)]
+RULE_ENTRY_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "description": "A rule's name: the rule with its defaults."},
+        {
+            "type": "object",
+            "properties": {"rule": {"type": "string"}},
+            "required": ["rule"],
+            "description": "A rule's name under `rule:`, with the settings its model reads.",
+        },
+    ]
+}
+"""What `toolproof schema suite` says of an entry: which settings a rule reads is its own
+model's to say, as registered."""
+
+PolicyRuleEntry = Annotated[
+    PolicyRuleSpec, WrapValidator(_rule_entry), WithJsonSchema(RULE_ENTRY_SCHEMA)
+]

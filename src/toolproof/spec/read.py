@@ -15,16 +15,23 @@ from pydantic import ValidationError
 
 from toolproof.errors import SuiteError
 from toolproof.spec.files import FileProblem, gunzip, read_file
+from toolproof.spec.policy import RULE_MODELS, RuleModels
 from toolproof.spec.source import SUITE_FILE, SuiteSource, shown, validate, validation_problems
 from toolproof.spec.suite import SuiteFile
 from toolproof.spec.task import Task, TaskSpec
+from toolproof.spec.user import PERSONA_NAMES, Names
 from toolproof.spec.yamlload import MAX_DEPTH, LineDict, LineList, line_of, load_yaml, too_deep
 
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".json.gz")
 
 
-def read_suite(path: str | Path) -> SuiteSource:
+def read_suite(
+    path: str | Path, rules: RuleModels | None = None, personas: Names | None = None
+) -> SuiteSource:
     """A suite folder (or its suite.yaml) as its files say, with every problem found.
+    `rules` reads each entry of `policy_rules:` by its rule's own model (without it they are
+    kept as given: `UnresolvedRule`); `personas` are those a suite's own may `use:` (without
+    it, the built-ins).
 
     Raises SuiteError only when there is nothing to read on from: no suite.yaml, or one that
     is not YAML or not a mapping."""
@@ -48,7 +55,7 @@ def read_suite(path: str | Path) -> SuiteSource:
         raise SuiteError.at(where, 1, "suite.yaml must be a mapping of fields")
     _old_names(source, raw)
     entries = raw.get("tasks")
-    source.file = _suite_file(source, _without_tasks(raw))
+    source.file = _suite_file(source, _without_tasks(raw), _registered(rules, personas))
     if "tasks" in raw and not isinstance(entries, list):
         source.suite_problem(["tasks"], "tasks must be a list")
     if source.file is not None:
@@ -92,12 +99,19 @@ DETACHABLE = frozenset(
 )
 
 
-def _suite_file(source: SuiteSource, raw: LineDict) -> SuiteFile | None:
+def _registered(rules: RuleModels | None, personas: Names | None) -> dict[str, Any]:
+    """The validation context that reads a suite's policy rules and personas by what is
+    registered."""
+    given = {RULE_MODELS: rules, PERSONA_NAMES: personas}
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _suite_file(source: SuiteSource, raw: LineDict, context: dict[str, Any]) -> SuiteFile | None:
     """suite.yaml as a SuiteFile. When only detachable sections are unsound, their problems
     are reported and the file is read without them (so `source.problems` is not empty and
     the suite never runs); otherwise None."""
     try:
-        return SuiteFile.model_validate(raw)
+        return SuiteFile.model_validate(raw, context=context)
     except ValidationError as exc:
         source.problems.extend(validation_problems(exc, raw, source.where))
         errors = [(error["loc"], error["type"]) for error in exc.errors()]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, StrictInt, field_validator
+from pydantic import Field, StrictInt, ValidationInfo, field_validator
 
 from toolproof.spec.backends import Backend, Hooks, ServiceSpec
 from toolproof.spec.base import Strict
@@ -24,7 +24,7 @@ from toolproof.spec.limits import (
 from toolproof.spec.model_settings import ModelEntry, Price
 from toolproof.spec.policy import PolicyRuleEntry, PolicyRuleSpec
 from toolproof.spec.task import TaskSpec
-from toolproof.spec.user import BUILTIN_PERSONAS, PERSONA_NAME, PersonaSpec
+from toolproof.spec.user import PERSONA_NAME, PersonaSpec, known_personas
 
 
 class ToolEntry(Strict):
@@ -183,9 +183,12 @@ class SuiteFile(Strict):
 
     @field_validator("personas")
     @classmethod
-    def _persona_names(cls, value: dict[str, PersonaSpec]) -> dict[str, PersonaSpec]:
+    def _persona_names(
+        cls, value: dict[str, PersonaSpec], info: ValidationInfo
+    ) -> dict[str, PersonaSpec]:
+        names, _ = known_personas(info)
         for name in value:
-            if name in BUILTIN_PERSONAS:
+            if name in names:
                 raise ValueError(f"persona {name!r} is a built-in; give yours another name")
             if not PERSONA_NAME.match(name):
                 raise ValueError(

@@ -4,9 +4,9 @@ its condition on the agent's last reply holds; and the personas a suite may play
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from toolproof.spec.base import Strict
 from toolproof.spec.expectations import CallSpec
@@ -97,7 +97,29 @@ BUILTIN_PERSONAS = (
     "terse",
     "impatient",
 )
-"""The personas toolproof plays without being told how (toolproof.users.personas)."""
+"""The personas toolproof ships (registered in `toolproof.users.personas.PERSONAS`, where
+others may join them)."""
+
+PERSONA_NAMES = "persona_names"
+"""The validation context's key for the `Names` of every persona a suite may `use:`."""
+
+
+class Names(Protocol):
+    """The names of a registry (`toolproof.registry.Registry`), as reading a file sees them."""
+
+    def __contains__(self, name: object) -> bool: ...
+
+    def known(self) -> str: ...
+
+
+def known_personas(info: ValidationInfo) -> tuple[Names | tuple[str, ...], str]:
+    """The personas a suite may use, and how they are listed: those registered when the
+    loader passes them (`PERSONA_NAMES`), else the built-ins."""
+    names: Names | None = (info.context or {}).get(PERSONA_NAMES)
+    if names is None:
+        return BUILTIN_PERSONAS, ", ".join(BUILTIN_PERSONAS)
+    return names, names.known()
+
 
 PERSONA_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
@@ -118,10 +140,9 @@ class PersonaSpec(Strict):
 
     @field_validator("use")
     @classmethod
-    def _known(cls, value: list[str]) -> list[str]:
-        unknown = [name for name in value if name not in BUILTIN_PERSONAS]
+    def _known(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        names, shown = known_personas(info)
+        unknown = [name for name in value if name not in names]
         if unknown:
-            raise ValueError(
-                f"unknown built-in persona {unknown[0]!r}; built-ins: {', '.join(BUILTIN_PERSONAS)}"
-            )
+            raise ValueError(f"unknown built-in persona {unknown[0]!r}; built-ins: {shown}")
         return value

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from toolproof.gateway.drift import DriftError, DriftLayer
+from toolproof.graders.rules import POLICY_RULES, resolved
 from toolproof.meaning.values import contains, tokens
 from toolproof.spec.expectations import CallSpec, Refusal
 from toolproof.spec.placeholders import scope_names, template_problem
-from toolproof.spec.policy import (
-    IdentifyBeforeAccess,
-    NoOtherCustomerData,
-    ReadBeforeWrite,
-    RefuseWithReason,
-)
 from toolproof.spec.source import SuiteSource
 from toolproof.spec.suite import SuiteFile
 from toolproof.spec.task import Task, TaskSpec
@@ -247,47 +243,39 @@ def check_conditions(source: SuiteSource, file: SuiteFile, tools: dict[str, Tool
 
 
 def check_policy_rules(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:
-    """Each rule's tools are listed under `tools:` and of the right kind (the user is identified by
-    a read; a required read guards a write and matches the write's own arguments). A tool
-    listed under `tools:` that did not load is not reported again."""
-    declared = set(file.tools)
+    """Each rule's settings check against the suite's tools (a rule names tools `tools:`
+    lists, of the right kind). A tool listed under `tools:` that did not load is not
+    reported again."""
+    for i, rule in enumerate(file.policy_rules):
+        registered = POLICY_RULES.get(rule.rule)
+        if registered.settings is not None:
+            registered.settings(resolved(rule), Settings(source, file, tools, rule.rule, i))
 
-    def tool(loc: list[str | int], name: str, kind: str | None = None) -> ToolBinding | None:
-        binding = tools.get(name)
+
+@dataclass(frozen=True)
+class Settings:
+    """The suite as one rule's settings check sees it (`toolproof.graders.rules`)."""
+
+    source: SuiteSource
+    file: SuiteFile
+    tools: dict[str, ToolBinding]
+    rule: str
+    index: int
+
+    def tool(
+        self, loc: list[str | int], name: str, kind: Literal["read", "write"] | None = None
+    ) -> dict[str, Any] | None:
+        binding = self.tools.get(name)
         if binding is None:
-            if name not in declared:
-                source.suite_problem(loc, f"{rule.rule}: unknown tool '{name}'")
+            if name not in self.file.tools:
+                self.problem(loc, f"unknown tool '{name}'")
             return None
         if kind is not None and binding.write != (kind == "write"):
-            source.suite_problem(loc, f"{rule.rule}: '{name}' is not a {kind} tool")
-        return binding
+            self.problem(loc, f"'{name}' is not a {kind} tool")
+        return binding.schema.parameters
 
-    for i, rule in enumerate(file.policy_rules):
-        at: list[str | int] = ["policy_rules", i]
-        if isinstance(rule, IdentifyBeforeAccess | NoOtherCustomerData):
-            for j, name in enumerate(rule.identify):
-                tool([*at, "identify", j], name, "read")
-        if isinstance(rule, IdentifyBeforeAccess):
-            for j, name in enumerate(rule.access):
-                tool([*at, "access", j], name)
-        if isinstance(rule, ReadBeforeWrite):
-            for j, required in enumerate(rule.require):
-                tool([*at, "require", j, "read"], required.read, "read")
-                write = tool([*at, "require", j, "write"], required.write, "write")
-                known = set(write.schema.parameters.get("properties", {})) if write else set()
-                for arg in required.match if write else []:
-                    if arg not in known:
-                        source.suite_problem(
-                            [*at, "require", j, "match", arg],
-                            f"{rule.rule}: {required.write} has no argument '{arg}'",
-                        )
-        if isinstance(rule, RefuseWithReason):
-            for j, reason in enumerate(rule.reasons or []):
-                if not tokens(reason):
-                    source.suite_problem(
-                        [*at, "reasons", j],
-                        f"{rule.rule}: reason {reason!r} has no letters or digits to look for",
-                    )
+    def problem(self, loc: list[str | int], message: str) -> None:
+        self.source.suite_problem(["policy_rules", self.index, *loc], f"{self.rule}: {message}")
 
 
 def _check_drift(source: SuiteSource, file: SuiteFile, tools: dict[str, ToolBinding]) -> None:

@@ -16,9 +16,11 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from toolproof.errors import Problem, SuiteError
+from toolproof.errors import Problem, SuiteError, UsageError
+from toolproof.graders.rules import rule_model
 from toolproof.runtime import discover
 from toolproof.spec.backends import Backend, PythonBackend
+from toolproof.spec.policy import PolicyRuleSpec
 from toolproof.spec.read import read_suite
 from toolproof.spec.source import SuiteSource, shown
 from toolproof.spec.suite import SuiteFile, ToolEntry, UserToolEntry
@@ -26,12 +28,13 @@ from toolproof.suite.checks import check_conditions, check_task
 from toolproof.suite.loaded import Suite
 from toolproof.tools.base import Tool, ToolSchema
 from toolproof.tools.binding import ToolBinding
+from toolproof.users.personas import PERSONAS
 from toolproof.world import freeze
 
 
 def load_suite(path: str | Path) -> Suite:
     """Load and check a suite folder (or its suite.yaml); raises SuiteError with every problem."""
-    source = read_suite(path)
+    source = read_suite(path, _rule_model, PERSONAS)
     file = source.file
     if file is None:
         raise SuiteError(located(source))
@@ -66,6 +69,15 @@ def load_suite(path: str | Path) -> Suite:
         warnings=source.warnings,
         runtime=found.runtime,
     )
+
+
+def _rule_model(name: str) -> type[PolicyRuleSpec]:
+    """A policy rule's settings model; a plug-in's rule that fails to import is a problem at
+    the line that names it, like an unknown rule."""
+    try:
+        return rule_model(name)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def located(source: SuiteSource) -> list[Problem]:

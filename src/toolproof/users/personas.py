@@ -7,10 +7,11 @@ adds a line to what a simulated user is told about its manner. A persona never a
 the agent must look up (a grounded `must_say` fact) or one it must not say: a rewrite that
 would is not used.
 
-Confusing personas (`CONFUSING`) mark the message meant to confuse, so the metrics can count
-the turns the agent takes to get back on track (docs/metrics.md, "Personas"). The mark is on
-the message's place, not its words, so it holds whatever a later built-in or a suite's own
-`prefix` and `turns` make of that message.
+Each way of saying a task is a registration in `PERSONAS` (`@persona(NAME, prompt=...)` on
+its rewrite of a `Play`). Confusing personas (`confusing()`) mark the message meant to
+confuse, so the metrics can count the turns the agent takes to get back on track
+(docs/metrics.md, "Personas"). The mark is on the message's place, not its words, so it
+holds whatever a later built-in or a suite's own `prefix` and `turns` make of that message.
 """
 
 from __future__ import annotations
@@ -23,15 +24,19 @@ from typing import Any
 
 from toolproof.errors import UsageError
 from toolproof.meaning.values import mentions
+from toolproof.registry import Registry
 from toolproof.spec.expectations import Action, CallSpec
 from toolproof.spec.task import Task
 from toolproof.spec.user import BUILTIN_PERSONAS, Match, PersonaSpec, UserSpec, UserTurn
 
 __all__ = [
     "BUILTIN_PERSONAS",
-    "CONFUSING",
+    "PERSONAS",
     "Performance",
     "Persona",
+    "PersonaKind",
+    "Play",
+    "confusing",
     "perform",
     "resolve_persona",
 ]
@@ -40,9 +45,6 @@ ASKS = Match(
     regex=r"\?|\b(which|what|provide|share|send|give|need|tell|clarify|confirm|could you|can you)\b"
 )
 """When the agent asks for something: a question, or a request for details."""
-
-CONFUSING = frozenset({"corrector", "ambiguous", "contradictory", "topic-switcher"})
-"""The built-ins that say one message meant to confuse (marked for the recovery measure)."""
 
 
 @dataclass(frozen=True)
@@ -97,17 +99,60 @@ class Persona:
 
 
 def resolve_persona(name: str, declared: dict[str, PersonaSpec]) -> Persona:
-    """A persona by name: the suite's own, else a built-in; unknown is a usage error."""
+    """A persona by name: the suite's own, else a registered one; unknown is a usage error,
+    and so is a plug-in's persona that fails to import (found before any trial runs)."""
     if name in declared:
-        return Persona(name, tuple(declared[name].use), declared[name])
-    if name in BUILTIN_PERSONAS:
-        return Persona(name, (name,))
-    known = ", ".join([*declared, *BUILTIN_PERSONAS])
-    raise UsageError(f"--persona {name}: no such persona (known: {known})")
+        found = Persona(name, tuple(declared[name].use), declared[name])
+    elif name in PERSONAS:
+        found = Persona(name, (name,))
+    else:
+        known = ", ".join([*declared, PERSONAS.known()])
+        raise UsageError(f"--persona {name}: no such persona (known: {known})")
+    for used in found.use:
+        PERSONAS.get(used, where=f"--persona {name}")
+    return found
+
+
+@dataclass(frozen=True)
+class PersonaKind:
+    """A way of saying a task: how it rewrites the user side, and what a simulated user is
+    told about its manner."""
+
+    name: str
+    play: Callable[[Play], None]
+    prompt: str
+    confusing: bool = False
+    """It says one message meant to confuse, and marks it (`Play.mark`)."""
+
+
+PERSONAS: Registry[PersonaKind] = Registry("persona", plugins="persona")
+"""Every built-in way of saying a task by name, the ones a suite's `use:` and `--persona`
+take; installed packages add theirs as `persona.NAME` entry points (a factory returning a
+`PersonaKind`)."""
+
+
+def persona(
+    name: str, *, prompt: str, confusing: bool = False
+) -> Callable[[Callable[[Play], None]], Callable[[Play], None]]:
+    """Register the decorated rewrite as the persona `name`, with what a simulated user is
+    told (`prompt`) and whether it marks a message meant to confuse."""
+
+    def add(play: Callable[[Play], None]) -> Callable[[Play], None]:
+        kind = PersonaKind(name, play, prompt, confusing)
+        PERSONAS.register(name)(lambda: kind)
+        return play
+
+    return add
+
+
+def confusing() -> frozenset[str]:
+    """The personas that say one message meant to confuse (marked for the recovery
+    measure)."""
+    return frozenset(name for name in PERSONAS if PERSONAS.get(name).confusing)
 
 
 @dataclass
-class _Play:
+class Play:
     """A rewrite in progress: the user side so far and what the rewrite knows of the task."""
 
     user: UserSpec
@@ -154,10 +199,11 @@ class _Play:
 def perform(persona: Persona, task: Task, rng: random.Random) -> Performance:
     """The task's user side as the persona plays it, drawn from `rng` (the trial's user
     stream)."""
-    play = _Play(task.spec.user, task, rng)
+    play = Play(task.spec.user, task, rng)
     for name in persona.use:
-        BUILTINS[name](play)
-        play.prompt.append(PROMPTS[name])
+        kind = PERSONAS.get(name, where=f"persona '{persona.name}'")
+        kind.play(play)
+        play.prompt.append(kind.prompt)
     own = persona.own
     if own is not None:
         if own.prefix:
@@ -254,11 +300,20 @@ def _squash(text: str) -> str:
 # ---------------------------------------------------------------- the built-ins
 
 
-def cooperative(play: _Play) -> None:
+@persona("cooperative", prompt="")
+def cooperative(play: Play) -> None:
     """The task as written."""
 
 
-def corrector(play: _Play) -> None:
+@persona(
+    "corrector",
+    prompt=(
+        "Once, give a wrong value of a detail (an id, a date, an amount) and correct it "
+        "yourself right after; the corrected value is the one you mean."
+    ),
+    confusing=True,
+)
+def corrector(play: Play) -> None:
     """States a wrong value of a goal detail, then corrects it in the same message or the
     next: the right value is the last one said."""
     found = details(play.task)
@@ -278,7 +333,7 @@ def corrector(play: _Play) -> None:
     play.mark(0)
 
 
-def _wrong(value: str, play: _Play) -> str | None:
+def _wrong(value: str, play: Play) -> str | None:
     """A near miss of the value (one character changed) that says nothing protected and
     is not said anywhere in the task's user side."""
     said = " ".join(_said(play.task.spec.user))
@@ -295,7 +350,15 @@ def _wrong(value: str, play: _Play) -> str | None:
     return None
 
 
-def ambiguous(play: _Play) -> None:
+@persona(
+    "ambiguous",
+    prompt=(
+        "Refer to things vaguely at first ('my order', 'that one') instead of by id or name; "
+        "give the exact reference when the agent asks for it."
+    ),
+    confusing=True,
+)
+def ambiguous(play: Play) -> None:
     """Partial references in place of the goal's ids and names on first mention; the full
     reference once the agent asks."""
     found = [d for d in details(play.task) if d.is_reference]
@@ -342,7 +405,15 @@ CONTRADICTIONS = (
 )
 
 
-def contradictory(play: _Play) -> None:
+@persona(
+    "contradictory",
+    prompt=(
+        "Early on, say something that contradicts your request (as if you were changing your "
+        "mind); when the agent asks, make clear you want what you asked for first."
+    ),
+    confusing=True,
+)
+def contradictory(play: Play) -> None:
     """Takes the request back in the same message; resolves it once the agent asks."""
     options = [pair for pair in CONTRADICTIONS if play.safe(pair[0]) and play.safe(pair[1])]
     if not options:
@@ -365,7 +436,12 @@ BACK = (
 )
 
 
-def topic_switcher(play: _Play) -> None:
+@persona(
+    "topic-switcher",
+    prompt=("Once, in the middle, ask an unrelated question; then come back to what you want."),
+    confusing=True,
+)
+def topic_switcher(play: Play) -> None:
     """An unrelated question after the opening, then back to the goal."""
     aside, back = play.pick(ASIDES), play.pick(BACK)
     if aside is None or back is None:
@@ -380,7 +456,11 @@ PLEASANTRIES = re.compile(
 )
 
 
-def terse(play: _Play) -> None:
+@persona(
+    "terse",
+    prompt=("Use as few words as you can; give details only when the agent asks for them."),
+)
+def terse(play: Play) -> None:
     """Minimal words: no greetings or pleasantries, and the sentences that give goal details
     other than the id the request is about left out of the opening until the agent asks
     (then said verbatim)."""
@@ -424,7 +504,13 @@ PUSHES = (
 REPEATS = ("Still waiting. Can you hurry up? Again:", "Hello? This is taking long. Once more:")
 
 
-def impatient(play: _Play) -> None:
+@persona(
+    "impatient",
+    prompt=(
+        "Be short and impatient: push the agent to hurry and repeat your request if it takes long."
+    ),
+)
+def impatient(play: Play) -> None:
     """Short on patience: pushes for speed up front and repeats the request."""
     push, again = play.pick(PUSHES), play.pick(REPEATS)
     original = _plain(play.user.opening)
@@ -432,29 +518,3 @@ def impatient(play: _Play) -> None:
         play.say_first(f"{push} {original}")
     if again is not None:
         play.insert(UserTurn(say=f"{again} {original}"))
-
-
-BUILTINS: dict[str, Callable[[_Play], None]] = {
-    "cooperative": cooperative,
-    "corrector": corrector,
-    "ambiguous": ambiguous,
-    "contradictory": contradictory,
-    "topic-switcher": topic_switcher,
-    "terse": terse,
-    "impatient": impatient,
-}
-
-PROMPTS = {
-    "cooperative": "",
-    "corrector": "Once, give a wrong value of a detail (an id, a date, an amount) and correct "
-    "it yourself right after; the corrected value is the one you mean.",
-    "ambiguous": "Refer to things vaguely at first ('my order', 'that one') instead of by id "
-    "or name; give the exact reference when the agent asks for it.",
-    "contradictory": "Early on, say something that contradicts your request (as if you were "
-    "changing your mind); when the agent asks, make clear you want what you asked for first.",
-    "topic-switcher": "Once, in the middle, ask an unrelated question; then come back to what "
-    "you want.",
-    "terse": "Use as few words as you can; give details only when the agent asks for them.",
-    "impatient": "Be short and impatient: push the agent to hurry and repeat your request "
-    "if it takes long.",
-}
