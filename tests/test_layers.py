@@ -48,7 +48,7 @@ ALLOWED: dict[str, set[str]] = {
     "config": uses("errors spec"),
     "meaning": uses("spec"),
     # tools and the providers' interface; a transcript is made of the providers' calls
-    "tools": uses("bigints errors world"),
+    "tools": uses("bigints errors format world"),
     "models": uses("config errors registry spec tools"),
     "transcript": uses("models"),
     # the live runtime, the gateway every tool call passes through, the loaded suite

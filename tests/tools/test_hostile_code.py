@@ -203,3 +203,19 @@ def test_a_process_isolated_async_tool_runs_on_a_loop_of_its_own() -> None:
     result = asyncio.run(isolated.call({}, ToolContext(world=world, seed=1)))
     assert result == ToolResult({"n": "1180591620717411303424"})
     assert world["orders"]["B"] == {"status": "new", "n": "1180591620717411303424"}
+
+
+def test_a_dead_threads_warning_shows_its_escape_sequences_rather_than_obeying_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from toolproof.tools import guard
+
+    thread = threading.Thread(name="\x1b]0;owned\x07", target=lambda: None)
+    error = RuntimeError("\x1b[2J wiped")
+    guard._thread_ended(threading.ExceptHookArgs([RuntimeError, error, None, thread]))
+    line = capsys.readouterr().err
+    assert "\x1b" not in line and "\x07" not in line
+    assert line == (
+        "warning: thread \\x1b]0;owned\\x07 of the suite's code ended: "
+        "RuntimeError: \\x1b[2J wiped\n"
+    )

@@ -42,6 +42,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from toolproof.format import inert
+
 T = TypeVar("T")
 
 REPEAT_S = 0.25
@@ -239,7 +241,8 @@ def _thread_ended(args: threading.ExceptHookArgs) -> None:
     else:
         what = f"{args.exc_type.__name__}: {exc}".strip().rstrip(":")
     with suppress(Exception):
-        sys.stderr.write(f"warning: thread {name} of the suite's code ended: {what}\n")
+        line = inert(f"thread {name} of the suite's code ended: {what}", layout=False)
+        sys.stderr.write(f"warning: {line}\n")
 
 
 @contextmanager
