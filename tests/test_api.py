@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import edit
 
 import toolproof
-from tests.support import edit
 from toolproof.errors import UsageError
 
 

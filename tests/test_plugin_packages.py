@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import MINI_FILES, line_with, write_files
 
-from tests.support import MINI_FILES, line_with, write_files
 from toolproof.errors import UsageError
 from toolproof.registry import PLUGIN_GROUP, Registry, installed_plugins
 
