@@ -14,11 +14,17 @@ from toolproof.metrics.recovery import (
     had_fault,
     is_loop,
     recovered_calls,
-    recovery_summary,
     trial_stats,
 )
 from toolproof.records.trial import TrialResult
 from toolproof.transcript import EndEvent, Event, MessageEvent, ToolCallEvent, Transcript
+
+
+def recovery_summary(trials: list[Any]) -> dict[str, Any]:
+    """The pooled recovery metrics of trials given as (outcome, transcript or events) pairs
+    or stored results, as a run's summary pools the stats stored with each trial."""
+    rows = [t if isinstance(t, tuple) else (t.outcome, t.transcript) for t in trials]
+    return pool([(outcome, trial_stats(events)) for outcome, events in rows])
 
 
 def ok(name: str, arguments: dict[str, Any] | None = None, **extra: Any) -> ToolCallEvent:

@@ -355,7 +355,8 @@ def schema(
     kind: Annotated[str, typer.Argument(help="'suite' or 'task'.")] = "suite",
 ) -> None:
     """Print the JSON Schema of suite.yaml or of a task, for editor completion."""
-    from toolproof.spec.models import SuiteFile, TaskSpec
+    from toolproof.spec.suite import SuiteFile
+    from toolproof.spec.task import TaskSpec
 
     if kind not in ("suite", "task"):
         raise UsageError(f"schema {kind!r}: use 'suite' or 'task'")

@@ -8,18 +8,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from toolproof.errors import MetricError
 from toolproof.metrics.compute import Measured, computes, derives
 from toolproof.metrics.economics import percentile
+from toolproof.records.run import InfraPolicy
 from toolproof.spec.metrics import TRIAL_LATENCY_P50, TRIAL_LATENCY_P95
 
 if TYPE_CHECKING:
     from toolproof.metrics.compute import ModelFacts
     from toolproof.metrics.summary import ModelSummary
-
-InfraPolicy = Literal["fail", "exclude"]
 
 
 def _rate(name: str, value: float) -> float:

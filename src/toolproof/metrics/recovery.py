@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from toolproof.metrics.conditions import pool
 from toolproof.transcript import EndEvent, Event, ToolCallEvent, Transcript
 
 SWITCH_WINDOW = 3
@@ -37,19 +36,7 @@ NOT_FAULTS = frozenset({"latency"})
 """Injected faults that do not make a trial count for `corrective_action` (no error to correct)."""
 
 
-class ResultLike(Protocol):
-    """What the summary reads of a trial's result: a stored `TrialResult` fits."""
-
-    @property
-    def outcome(self) -> str: ...
-
-    @property
-    def transcript(self) -> Transcript: ...
-
-
 Events = Transcript | Sequence[Event]
-Graded = tuple[str, Events] | ResultLike
-"""A graded trial: its outcome and its events, or its result."""
 
 
 def _events(trial: Events) -> Sequence[Event]:
@@ -112,10 +99,6 @@ def had_fault(trial: Events) -> bool:
     return any(c.fault is not None and c.fault not in NOT_FAULTS for c in _calls(trial))
 
 
-def _rows(trials: Sequence[Graded]) -> list[tuple[str, Events]]:
-    return [t if isinstance(t, tuple) else (t.outcome, t.transcript) for t in trials]
-
-
 def trial_stats(trial: Events) -> dict[str, Any]:
     """What one trial contributes to the recovery metrics, small enough to store with it:
     failed and recovered calls by fault kind, whether it looped, whether it was faulted, and
@@ -132,8 +115,3 @@ def trial_stats(trial: Events) -> dict[str, Any]:
         "faulted": had_fault(trial),
         "tool_errors": sum(c.is_error for c in _calls(trial)),
     }
-
-
-def recovery_summary(trials: Sequence[Graded]) -> dict[str, Any]:
-    """`pool` over trials given as (outcome, transcript-or-events) pairs or stored trials."""
-    return pool([(outcome, trial_stats(events)) for outcome, events in _rows(trials)])
